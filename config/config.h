@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The config model of one maglb node and its parser.
+ *
+ * One file (/etc/maglb/maglb.conf, libconfig grammar) describes a node; the
+ * dataplane and syncd both read it through config_load(). The parser checks
+ * syntax, unknown keys and types, then a validation pass checks meaning
+ * (duplicates, families, table sizes, ...). Every error carries the file and
+ * line of the setting at fault, formatted "file:line: reason".
+ *
+ * The model is plain data: fixed-size arrays and values, no pointers into
+ * libconfig. Callers own what config_load() returns and free it with
+ * config_free(). Not thread-safe; call from one thread (main or control).
+ */
+#ifndef MAGLB_CONFIG_CONFIG_H
+#define MAGLB_CONFIG_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <netinet/in.h>
+
+#define CONFIG_NAME_MAX 32          /* names of VIPs, ports, sync groups */
+#define CONFIG_DEVICE_MAX 128       /* DPDK device arguments of a port */
+#define CONFIG_PATH_MAX 128         /* HTTP health-check path */
+#define CONFIG_ERROR_MAX 512
+#define CONFIG_PORTS_MAX 16
+#define CONFIG_VIPS_MAX 1024
+#define CONFIG_BACKENDS_MAX 4096    /* per VIP */
+#define CONFIG_WEIGHT_MAX 1000
+#define CONFIG_TABLE_SIZE_DEFAULT 65537u
+#define CONFIG_TABLE_SIZE_MAX 16777213u  /* largest prime below 2^24 */
+#define CONFIG_TABLE_PER_BACKEND_MIN 10u /* M >= 10 * backends */
+
+/* An IPv4 or IPv6 address; family is AF_INET or AF_INET6. */
+struct config_addr {
+	int family;
+	union {
+		struct in_addr v4;
+		struct in6_addr v6;
+		uint8_t bytes[16];
+	};
+};
+
+enum config_proto {
+	CONFIG_PROTO_TCP = 0,
+	CONFIG_PROTO_UDP,
+	CONFIG_PROTO_MAX
+};
+
+enum config_encap {
+	CONFIG_ENCAP_GRE = 0,
+	CONFIG_ENCAP_IPIP,
+	CONFIG_ENCAP_L2,
+	CONFIG_ENCAP_MAX
+};
+
+/* What the per-packet Maglev hash covers. */
+enum config_hash_mode {
+	CONFIG_HASH_5TUPLE = 0,     /* default: (vip, vport, proto, client, cport) */
+	CONFIG_HASH_CLIENT,         /* client address only: LVS-style persistence */
+	CONFIG_HASH_MAX
+};
+
+enum config_health_type {
+	CONFIG_HEALTH_NONE = 0,
+	CONFIG_HEALTH_TCP,          /* TCP connect */
+	CONFIG_HEALTH_HTTP,         /* HTTP GET, expects 2xx/3xx */
+	CONFIG_HEALTH_MAX
+};
+
+extern const char *const config_proto_names[CONFIG_PROTO_MAX];
+extern const char *const config_encap_names[CONFIG_ENCAP_MAX];
+extern const char *const config_hash_mode_names[CONFIG_HASH_MAX];
+extern const char *const config_health_type_names[CONFIG_HEALTH_MAX];
+
+struct config_health {
+	enum config_health_type type;
+	uint16_t port;              /* 0: the VIP's port (error if the VIP is all-ports) */
+	uint32_t interval_ms;
+	uint32_t timeout_ms;        /* < interval_ms */
+	uint32_t rise;              /* consecutive successes to go up, >= 1 */
+	uint32_t fall;              /* consecutive failures to go down, >= 1 */
+	char http_path[CONFIG_PATH_MAX]; /* starts with '/' */
+};
+
+struct config_backend {
+	struct config_addr addr;
+	uint32_t weight;            /* 0..CONFIG_WEIGHT_MAX; 0 drains */
+	bool has_mac;
+	uint8_t mac[6];             /* required for encap l2 */
+	int line;                   /* line in the config file, for later messages */
+};
+
+struct config_vip {
+	char name[CONFIG_NAME_MAX];
+	struct config_addr addr;
+	uint16_t port;              /* 0: all ports */
+	enum config_proto proto;
+	enum config_encap encap;
+	enum config_hash_mode hash;
+	uint32_t table_size;        /* Maglev M: prime, >= 10 * backends */
+	char sync_group[CONFIG_NAME_MAX];
+	uint32_t sync_after_packets; /* IPVS-style sync threshold, 0: sync at once */
+	struct config_health health; /* defaults from the health section */
+	uint32_t n_backends;
+	struct config_backend *backends; /* n_backends entries, owned by the config */
+	int line;
+};
+
+struct config_port {
+	char name[CONFIG_NAME_MAX];
+	char device[CONFIG_DEVICE_MAX]; /* PCI address or vdev name, as for EAL */
+	uint32_t mtu;                   /* 576..9702 */
+	bool has_gateway4, has_gateway6;
+	struct config_addr gateway4;    /* next hop for off-link backends */
+	struct config_addr gateway6;
+	int line;
+};
+
+struct config_timeouts {            /* idle timeouts, seconds */
+	uint32_t tcp_syn;               /* only a SYN seen */
+	uint32_t tcp_established;
+	uint32_t tcp_closing;           /* linger after FIN or RST */
+	uint32_t udp;
+};
+
+struct config_flows {
+	uint32_t capacity;              /* entries per worker table, >= 1024 */
+	uint32_t shared_capacity;       /* entries in the table synced from peers */
+	uint32_t insert_rate;           /* new entries per second per worker; 0: no cap */
+	uint32_t refresh_interval;      /* seconds between REFRESH of a live flow */
+	struct config_timeouts timeouts;
+};
+
+struct config_sync {
+	uint32_t max_batch_bytes;       /* 512..65536 */
+	uint32_t max_batch_delay_ms;    /* 1..1000 */
+	uint32_t queue_entries;         /* bound of each export/IPC queue */
+};
+
+struct config {
+	char file[256];                 /* the path it was loaded from */
+	uint8_t hash_seed[16];          /* cluster.hash_seed, 32 hex digits */
+	uint32_t node_id;               /* >= 1 */
+	uint32_t priority;              /* 0..255 */
+	bool has_node_addr4, has_node_addr6;
+	struct config_addr node_addr4;  /* outer source of IPv4 tunnels */
+	struct config_addr node_addr6;  /* outer source of IPv6 tunnels */
+	uint32_t n_ports;
+	struct config_port ports[CONFIG_PORTS_MAX];
+	struct config_flows flows;
+	struct config_sync sync;
+	struct config_health health;    /* defaults for every VIP */
+	uint32_t n_vips;
+	struct config_vip *vips;        /* n_vips entries, owned by the config */
+};
+
+/*
+ * Parse and validate the file at path. On success returns a new config the
+ * caller frees with config_free(). On failure returns NULL and writes
+ * "file:line: reason" (or "file: reason" when no line applies) into err,
+ * which has room for errlen bytes.
+ */
+struct config *config_load(const char *path, char *err, size_t errlen);
+
+/* The same from a string; name stands in for the file name in errors. */
+struct config *config_load_string(const char *text, const char *name,
+				  char *err, size_t errlen);
+
+/* Free a config; NULL is a no-op. */
+void config_free(struct config *cfg);
+
+/* Format an address into buf (INET6_ADDRSTRLEN bytes), canonical form. */
+const char *config_addr_str(const struct config_addr *addr, char *buf, size_t len);
+
+/* Find a VIP by name; NULL if none. */
+const struct config_vip *config_vip_find(const struct config *cfg, const char *name);
+
+#endif /* MAGLB_CONFIG_CONFIG_H */

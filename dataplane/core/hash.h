@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * SipHash (Aumasson and Bernstein), the one keyed hash of maglb.
+ *
+ * Every node must compute the same hashes, so these are fixed functions with
+ * documented keys, not whatever the platform offers:
+ *  - SipHash-2-4 names a Maglev backend (offset and skip, see maglev.h);
+ *  - SipHash-1-3 hashes a packet's flow (see flow_key.h), keyed by the
+ *    cluster's hash seed so that outsiders cannot aim flows at a backend.
+ * Words are read little-endian, as the reference implementation does, so the
+ * results are the reference SipHash values on every architecture.
+ */
+#ifndef MAGLB_DATAPLANE_HASH_H
+#define MAGLB_DATAPLANE_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A 128-bit SipHash key: k0 is bytes 0..7 read little-endian, k1 bytes 8..15. */
+struct hash_key {
+	uint64_t k0;
+	uint64_t k1;
+};
+
+/* Load a key from 16 bytes (the reference key layout). */
+struct hash_key hash_key_from_bytes(const uint8_t bytes[16]);
+
+/* SipHash-2-4 of len bytes at data. Thread-safe. */
+uint64_t hash_sip24(const struct hash_key *key, const void *data, size_t len);
+
+static inline uint64_t
+hash_rotl(uint64_t x, unsigned r)
+{
+	return (x << r) | (x >> (64 - r));
+}
+
+/* One SipRound on the state v[0..3]. */
+static inline void
+hash_sipround(uint64_t v[4])
+{
+	v[0] += v[1]; v[1] = hash_rotl(v[1], 13); v[1] ^= v[0];
+	v[0] = hash_rotl(v[0], 32);
+	v[2] += v[3]; v[3] = hash_rotl(v[3], 16); v[3] ^= v[2];
+	v[0] += v[3]; v[3] = hash_rotl(v[3], 21); v[3] ^= v[0];
+	v[2] += v[1]; v[1] = hash_rotl(v[1], 17); v[1] ^= v[2];
+	v[2] = hash_rotl(v[2], 32);
+}
+
+/* The SipHash initial state for key. */
+static inline void
+hash_sipinit(uint64_t v[4], const struct hash_key *key)
+{
+	v[0] = key->k0 ^ 0x736f6d6570736575ull;
+	v[1] = key->k1 ^ 0x646f72616e646f6dull;
+	v[2] = key->k0 ^ 0x6c7967656e657261ull;
+	v[3] = key->k1 ^ 0x7465646279746573ull;
+}
+
+/*
+ * SipHash-1-3 of n 64-bit words, i.e. of the 8n-byte string whose words are
+ * w[0..n-1] in little-endian order. Inline: it is on the new-flow path.
+ */
+static inline uint64_t
+hash_sip13_words(const struct hash_key *key, const uint64_t *w, unsigned n)
+{
+	uint64_t v[4], b = (uint64_t)(n * 8) << 56;
+
+	hash_sipinit(v, key);
+	for (unsigned i = 0; i < n; i++) {
+		v[3] ^= w[i];
+		hash_sipround(v);
+		v[0] ^= w[i];
+	}
+	v[3] ^= b;
+	hash_sipround(v);
+	v[0] ^= b;
+	v[2] ^= 0xff;
+	hash_sipround(v);
+	hash_sipround(v);
+	hash_sipround(v);
+	return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+#endif /* MAGLB_DATAPLANE_HASH_H */

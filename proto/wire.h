@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The wire: every message maglb sends between nodes (flow sync over corosync
+ * CPG) and on the local IPC (dataplane <-> syncd and maglbctl), as plain C.
+ *
+ * The schema is proto/sync.proto and proto/control.proto, packed with
+ * protobuf-c; this header is the whole of it that the rest of maglb sees,
+ * and no protobuf-c type appears here. proto/README.md draws the layout and
+ * lists the drop counters.
+ *
+ * Encoders check the message (an encoder never sends what a decoder would
+ * drop) and pack it into the caller's buffer. Decoders validate everything
+ * first and convert only once the whole message has passed: a rejected
+ * message leaves the caller's structs exactly as they were and bumps exactly
+ * one drop counter.
+ *
+ * Threads: there is no global state; every function may be called from any
+ * thread. A struct wire_counters belongs to one thread at a time. None of
+ * these functions is meant for a worker lcore: encoders allocate scratch
+ * memory with malloc and free it before they return.
+ */
+#ifndef MAGLB_PROTO_WIRE_H
+#define MAGLB_PROTO_WIRE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+	WIRE_VERSION = 1,           /* of both sync.proto and control.proto */
+	WIRE_ADDR_MAX = 16,         /* bytes of an address: IPv4 uses the first 4 */
+};
+
+/* ---------------------------------------------------------------- flows */
+
+/* Bits of wire_flow.flags. Decoders clear bits they do not know. */
+enum {
+	WIRE_FLOW_ESTABLISHED = 1u << 0, /* TCP: the client sent more than a SYN */
+	WIRE_FLOW_CLOSING = 1u << 1,     /* TCP: the client sent a FIN or a RST */
+	WIRE_FLOW_FROM_PEER = 1u << 2,   /* learnt from a peer, not made here */
+	WIRE_FLOW_FLAGS_ALL = (1u << 3) - 1,
+};
+
+/*
+ * One connection entry: the full key, the backend, what is left of its idle
+ * lifetime and its flags. An IPv4 address sits in the first 4 bytes of its
+ * array, the other 12 are zero. family is that of vip and client (always the
+ * same); backend_family may differ (an IPv4 VIP served through an IPv6
+ * tunnel). A lookup key has backend_family 0 and no backend.
+ */
+struct wire_flow {
+	uint8_t family;             /* AF_INET or AF_INET6: vip and client */
+	uint8_t proto;              /* IPPROTO_TCP or IPPROTO_UDP */
+	uint16_t vip_port;          /* host order */
+	uint16_t client_port;       /* host order */
+	uint8_t backend_family;     /* AF_INET or AF_INET6; 0: no backend */
+	uint32_t lifetime_ms;       /* remaining idle lifetime */
+	uint32_t flags;             /* WIRE_FLOW_* bits */
+	uint8_t vip[WIRE_ADDR_MAX];
+	uint8_t client[WIRE_ADDR_MAX];
+	uint8_t backend[WIRE_ADDR_MAX];
+};
+
+/*
+ * Sizes in bytes of entries in an encoded message, for packing batches
+ * bounded in bytes. An entry adds exactly wire_flow_encoded_size() bytes to a
+ * batch: a typical IPv4 one 35 (IPv6: 71), at most WIRE_FLOW_ENCODED_MAX_V4
+ * for an IPv4 entry with an IPv4 backend and WIRE_FLOW_ENCODED_MAX for any
+ * (IPv6, every field at its largest). A message of len bytes holds at most
+ * len / WIRE_FLOW_ENCODED_MIN valid entries: size decode buffers with that.
+ * A flag bit past bit 6 would add a byte to both maxima.
+ */
+enum {
+	WIRE_FLOW_ENCODED_MAX = 74,
+	WIRE_FLOW_ENCODED_MAX_V4 = 38,
+	WIRE_FLOW_ENCODED_MIN = 22,
+};
+
+/* True if f is a complete entry (key and backend) that encoders accept. */
+bool wire_flow_is_valid(const struct wire_flow *f);
+
+/* Bytes f adds to an encoded batch; 0 if f is not valid. */
+size_t wire_flow_encoded_size(const struct wire_flow *f);
+
+/* ------------------------------------------------------- drop counters */
+
+/* Why a decoder dropped a message: one counter each. */
+#define WIRE_DROP_REASONS(X) \
+	X(TRUNCATED, "truncated or unparseable") \
+	X(BAD_VERSION, "version is not WIRE_VERSION") \
+	X(UNKNOWN_KIND, "no body, or a body of a kind this node does not know") \
+	X(BAD_SENDER, "sender or requester node id is 0") \
+	X(BAD_EPOCH, "resync epoch is 0") \
+	X(BAD_ADDRESS, "address not 4 or 16 bytes, or vip and client families differ") \
+	X(BAD_PROTOCOL, "protocol is not tcp or udp") \
+	X(BAD_PORT, "port above 65535") \
+	X(TOO_MANY_ENTRIES, "more entries than the receiver's buffer holds") \
+	X(BAD_STRING, "string too long for its field") \
+	X(BAD_ENUM, "enum value unknown or unspecified") \
+	X(NO_MEMORY, "out of memory while converting")
+
+enum wire_drop {
+#define WIRE_DROP_ENUM_(name, text) WIRE_DROP_##name,
+	WIRE_DROP_REASONS(WIRE_DROP_ENUM_)
+#undef WIRE_DROP_ENUM_
+	WIRE_DROP_MAX
+};
+
+/* "TRUNCATED", ... and their descriptions, for counters and logs. */
+extern const char *const wire_drop_names[WIRE_DROP_MAX];
+extern const char *const wire_drop_descriptions[WIRE_DROP_MAX];
+
+/* Owned by the caller, zeroed by it; decoders add to it. */
+struct wire_counters {
+	uint64_t drops[WIRE_DROP_MAX];
+};
+
+/* ----------------------------------------------------------------- sync */
+
+enum wire_sync_kind {
+	WIRE_SYNC_NEW = 0,          /* entries: flows made here */
+	WIRE_SYNC_REFRESH,          /* entries: long flows still alive */
+	WIRE_SYNC_CLOSE,            /* entries: flows closed by FIN or RST */
+	WIRE_SYNC_RESYNC_REQUEST,   /* epoch; peer = donor asked, 0 any */
+	WIRE_SYNC_RESYNC_BEGIN,     /* epoch; peer = requester */
+	WIRE_SYNC_RESYNC_ENTRIES,   /* epoch; peer = requester; entries */
+	WIRE_SYNC_RESYNC_END,       /* epoch; peer = requester; entry_count */
+	WIRE_SYNC_KIND_MAX
+};
+
+extern const char *const wire_sync_kind_names[WIRE_SYNC_KIND_MAX];
+
+/*
+ * One sync message. Fields a kind does not carry (see the enum) are ignored
+ * by the encoder and zero after a decode.
+ */
+struct wire_sync_msg {
+	uint32_t version;           /* decode: WIRE_VERSION; encode writes that */
+	enum wire_sync_kind kind;
+	uint32_t node_id;           /* sender, >= 1 */
+	uint64_t seq;               /* sender's message number */
+	uint32_t epoch;             /* RESYNC_*: >= 1 */
+	uint32_t peer;              /* RESYNC_*: see the enum; >= 1 but in REQUEST */
+	uint64_t entry_count;       /* RESYNC_END */
+	const struct wire_flow *entries; /* owned by the caller */
+	size_t count;
+};
+
+/*
+ * Bytes of an encoded message without its entries, at most: a message with
+ * entries e1..en takes no more than WIRE_SYNC_HEADER_MAX + sum of
+ * wire_flow_encoded_size(ei) bytes, and no less than the sum.
+ */
+enum {
+	WIRE_SYNC_HEADER_MAX = 52,
+};
+
+/*
+ * Pack m into buf (len bytes). On success returns 0 and stores the encoded
+ * length in *out_len. Returns -EINVAL if m is not valid (unknown kind, node
+ * id 0, epoch 0 or requester 0 in a resync, an invalid entry, entries
+ * missing), -ENOSPC if buf is too small (*out_len then holds the size
+ * needed), -ENOMEM. buf is written only on success.
+ */
+int wire_sync_encode(const struct wire_sync_msg *m, uint8_t *buf, size_t len,
+		     size_t *out_len);
+
+/* The exact encoded size of m; 0 if m is not valid or memory ran out. */
+size_t wire_sync_encoded_size(const struct wire_sync_msg *m);
+
+/*
+ * Decode and validate buf (len bytes). On success fills *m, writes its
+ * entries into entries[0..m->count) (cap entries of room, may be NULL when
+ * cap is 0), points m->entries there and returns 0. On failure returns
+ * -errno, bumps exactly one counter of c (c may be NULL) and leaves m and
+ * entries untouched:
+ *   -EBADMSG          TRUNCATED, UNKNOWN_KIND, BAD_SENDER, BAD_EPOCH,
+ *                     BAD_ADDRESS, BAD_PROTOCOL, BAD_PORT
+ *   -EPROTONOSUPPORT  BAD_VERSION
+ *   -EMSGSIZE         TOO_MANY_ENTRIES
+ *   -ENOMEM           NO_MEMORY
+ * Unknown flag bits are cleared, unknown fields ignored.
+ */
+int wire_sync_decode(const uint8_t *buf, size_t len, struct wire_sync_msg *m,
+		     struct wire_flow *entries, size_t cap,
+		     struct wire_counters *c);
+
+/* -------------------------------------------------------------- control */
+
+enum {
+	WIRE_NAME_MAX = 64,         /* names: VIPs, counters, scopes; with NUL */
+	WIRE_TEXT_MAX = 512,        /* error texts; with NUL */
+};
+
+enum wire_ctl_kind {
+	WIRE_CTL_STATUS_REQUEST = 0,    /* no body */
+	WIRE_CTL_STATUS_RESPONSE,       /* status */
+	WIRE_CTL_COUNTERS_REQUEST,      /* counters_request */
+	WIRE_CTL_COUNTERS_RESPONSE,     /* counters */
+	WIRE_CTL_VIP_LIST_REQUEST,      /* vip_list_request */
+	WIRE_CTL_VIP_LIST_RESPONSE,     /* vip_list */
+	WIRE_CTL_BACKEND_SET,           /* backend_set */
+	WIRE_CTL_RELOAD_REQUEST,        /* reload_request */
+	WIRE_CTL_RELOAD_RESULT,         /* reload_result */
+	WIRE_CTL_OWNERSHIP_SET,         /* ownership */
+	WIRE_CTL_FLOW_LOOKUP_REQUEST,   /* lookup_key */
+	WIRE_CTL_FLOW_LOOKUP_RESPONSE,  /* lookup */
+	WIRE_CTL_DUMP_REQUEST,          /* dump_request */
+	WIRE_CTL_DUMP_RESPONSE,         /* dump */
+	WIRE_CTL_EXPORT_SUBSCRIBE,      /* export_subscribe */
+	WIRE_CTL_EXPORT_BATCH,          /* flows */
+	WIRE_CTL_IMPORT_BATCH,          /* flows */
+	WIRE_CTL_ERROR,                 /* error; code 0 acknowledges success */
+	WIRE_CTL_KIND_MAX
+};
+
+enum wire_backend_state {
+	WIRE_BACKEND_UP = 0,
+	WIRE_BACKEND_DOWN,
+	WIRE_BACKEND_DRAINING,
+	WIRE_BACKEND_STATE_MAX
+};
+
+enum wire_backend_action {
+	WIRE_BACKEND_SET_WEIGHT = 0,
+	WIRE_BACKEND_DRAIN,
+	WIRE_BACKEND_MARK_DOWN,
+	WIRE_BACKEND_MARK_UP,
+	WIRE_BACKEND_ACTION_MAX
+};
+
+enum wire_flow_table {
+	WIRE_FLOW_TABLE_NONE = 0,   /* no VIP matches the key */
+	WIRE_FLOW_TABLE_WORKER,     /* in a worker's own table */
+	WIRE_FLOW_TABLE_SYNCED,     /* in the table synced from peers */
+	WIRE_FLOW_TABLE_MAGLEV,     /* not tracked: what Maglev picks now */
+	WIRE_FLOW_TABLE_MAX
+};
+
+enum wire_flow_event {
+	WIRE_FLOW_EVENT_NEW = 0,
+	WIRE_FLOW_EVENT_REFRESH,
+	WIRE_FLOW_EVENT_CLOSE,
+	WIRE_FLOW_EVENT_MAX
+};
+
+extern const char *const wire_ctl_kind_names[WIRE_CTL_KIND_MAX];
+extern const char *const wire_backend_state_names[WIRE_BACKEND_STATE_MAX];
+extern const char *const wire_backend_action_names[WIRE_BACKEND_ACTION_MAX];
+extern const char *const wire_flow_table_names[WIRE_FLOW_TABLE_MAX];
+extern const char *const wire_flow_event_names[WIRE_FLOW_EVENT_MAX];
+
+/*
+ * Strings are NUL-terminated inside their arrays. Arrays (pointer + count)
+ * are the caller's when it encodes, and allocated by wire_ctl_decode() when
+ * it decodes (see there).
+ */
+struct wire_ctl_status {
+	uint32_t node_id;
+	uint32_t workers;
+	uint32_t ports;
+	uint32_t vips;
+	uint32_t vips_owned;
+	uint64_t uptime_ms;
+	uint64_t flows_local;       /* in the workers' tables */
+	uint64_t flows_synced;      /* in the table synced from peers */
+};
+
+struct wire_ctl_counters_request {
+	char scope[WIRE_NAME_MAX];  /* prefix of the scopes wanted; "" all */
+};
+
+struct wire_ctl_counter {
+	char scope[WIRE_NAME_MAX];  /* "worker0", "port0", "vip:web", "sync" */
+	char name[WIRE_NAME_MAX];
+	uint64_t value;
+};
+
+struct wire_ctl_counters {
+	struct wire_ctl_counter *counters;
+	size_t count;
+};
+
+struct wire_ctl_vip_list_request {
+	char name[WIRE_NAME_MAX];   /* one VIP; "" every VIP */
+	bool backends;              /* also list their backends */
+};
+
+struct wire_ctl_vip {
+	char name[WIRE_NAME_MAX];
+	uint8_t family;             /* AF_INET or AF_INET6 */
+	uint8_t proto;              /* IPPROTO_TCP or IPPROTO_UDP */
+	uint16_t port;              /* 0: every port */
+	uint8_t address[WIRE_ADDR_MAX];
+	bool owned;
+	uint32_t backends;
+	uint32_t backends_up;
+	uint64_t flows;
+};
+
+struct wire_ctl_backend {
+	char vip[WIRE_NAME_MAX];    /* the VIP it serves */
+	uint8_t family;
+	uint8_t address[WIRE_ADDR_MAX];
+	uint32_t weight;
+	enum wire_backend_state state;
+};
+
+struct wire_ctl_vip_list {
+	struct wire_ctl_vip *vips;
+	size_t n_vips;
+	struct wire_ctl_backend *backends;
+	size_t n_backends;
+};
+
+struct wire_ctl_backend_set {
+	char vip[WIRE_NAME_MAX];
+	uint8_t family;             /* of the backend */
+	uint8_t backend[WIRE_ADDR_MAX];
+	enum wire_backend_action action;
+	uint32_t weight;            /* SET_WEIGHT */
+};
+
+struct wire_ctl_reload_request {
+	bool check_only;            /* validate, change nothing */
+};
+
+struct wire_ctl_reload_result {
+	bool ok;
+	char error[WIRE_TEXT_MAX];  /* "file:line: reason" */
+};
+
+struct wire_ctl_ownership_entry {
+	char vip[WIRE_NAME_MAX];
+	bool owned;
+};
+
+struct wire_ctl_ownership {
+	struct wire_ctl_ownership_entry *vips;
+	size_t count;
+	bool announce;              /* gratuitous ARP / unsolicited NA */
+};
+
+struct wire_ctl_lookup {
+	enum wire_flow_table table;
+	uint32_t worker;            /* TABLE_WORKER */
+	struct wire_flow flow;      /* key, and backend unless TABLE_NONE */
+};
+
+struct wire_ctl_dump_request {
+	uint64_t cursor;            /* 0 first, then the last next_cursor */
+	uint32_t limit;             /* entries per page at most */
+	char vip[WIRE_NAME_MAX];    /* "" every VIP */
+};
+
+struct wire_ctl_dump {
+	struct wire_flow *entries;
+	size_t count;
+	uint64_t next_cursor;       /* 0: complete */
+};
+
+struct wire_ctl_export_subscribe {
+	bool enable;
+};
+
+/* EXPORT_BATCH (dataplane -> syncd) and IMPORT_BATCH (syncd -> dataplane). */
+struct wire_ctl_flows {
+	enum wire_flow_event event;
+	struct wire_flow *entries;
+	size_t count;
+	uint64_t dropped;           /* export: lost since the last batch */
+	uint32_t peer;              /* import: node the entries came from */
+};
+
+struct wire_ctl_error {
+	int code;                   /* positive errno; 0 acknowledges success */
+	char message[WIRE_TEXT_MAX];
+};
+
+/* One control message; the union member in use is named in the kind enum. */
+struct wire_ctl_msg {
+	uint32_t version;           /* decode: WIRE_VERSION; encode writes that */
+	enum wire_ctl_kind kind;
+	uint64_t request_id;        /* echoed by the response */
+	union {
+		struct wire_ctl_status status;
+		struct wire_ctl_counters_request counters_request;
+		struct wire_ctl_counters counters;
+		struct wire_ctl_vip_list_request vip_list_request;
+		struct wire_ctl_vip_list vip_list;
+		struct wire_ctl_backend_set backend_set;
+		struct wire_ctl_reload_request reload_request;
+		struct wire_ctl_reload_result reload_result;
+		struct wire_ctl_ownership ownership;
+		struct wire_flow lookup_key;  /* backend_family 0 */
+		struct wire_ctl_lookup lookup;
+		struct wire_ctl_dump_request dump_request;
+		struct wire_ctl_dump dump;
+		struct wire_ctl_export_subscribe export_subscribe;
+		struct wire_ctl_flows flows;
+		struct wire_ctl_error error;
+	};
+};
+
+/*
+ * Pack m into buf (len bytes), as wire_sync_encode(): 0 and *out_len, or
+ * -EINVAL (unknown kind or enum, a string without its NUL, a bad address or
+ * entry), -ENOSPC (*out_len then holds the size needed), -ENOMEM. The arrays
+ * of m stay the caller's.
+ */
+int wire_ctl_encode(const struct wire_ctl_msg *m, uint8_t *buf, size_t len,
+		    size_t *out_len);
+
+/* The exact encoded size of m; 0 if m is not valid or memory ran out. */
+size_t wire_ctl_encoded_size(const struct wire_ctl_msg *m);
+
+/*
+ * Decode and validate buf (len bytes) into *m. On success returns 0; the
+ * arrays of m (counters, vip_list, ownership, dump, flows) are then
+ * allocated with malloc, NULL when empty, and the caller releases them with
+ * wire_ctl_msg_free(). On failure returns -errno as wire_sync_decode() does
+ * (BAD_STRING and BAD_ENUM give -EBADMSG), bumps exactly one counter of c
+ * (may be NULL), allocates nothing and leaves *m untouched.
+ */
+int wire_ctl_decode(const uint8_t *buf, size_t len, struct wire_ctl_msg *m,
+		    struct wire_counters *c);
+
+/*
+ * Free the arrays a successful wire_ctl_decode() allocated and zero *m.
+ * NULL, and a message without arrays, are fine. Never call it on a message
+ * whose arrays the caller built itself.
+ */
+void wire_ctl_msg_free(struct wire_ctl_msg *m);
+
+#endif /* MAGLB_PROTO_WIRE_H */

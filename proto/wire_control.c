@@ -1,0 +1,1017 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Control messages (control.proto): the dataplane's local IPC.
+ *
+ * One table indexed by kind holds, for each body: its oneof case, its check
+ * (run on decoded input and on our own output alike), and its conversions
+ * both ways. The envelope code around it reaches a body through the oneof
+ * field's descriptor, so no kind is special there.
+ */
+#include "proto/wire.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/wire_internal.h"
+
+const char *const wire_ctl_kind_names[WIRE_CTL_KIND_MAX] = {
+	[WIRE_CTL_STATUS_REQUEST] = "status-request",
+	[WIRE_CTL_STATUS_RESPONSE] = "status-response",
+	[WIRE_CTL_COUNTERS_REQUEST] = "counters-request",
+	[WIRE_CTL_COUNTERS_RESPONSE] = "counters-response",
+	[WIRE_CTL_VIP_LIST_REQUEST] = "vip-list-request",
+	[WIRE_CTL_VIP_LIST_RESPONSE] = "vip-list-response",
+	[WIRE_CTL_BACKEND_SET] = "backend-set",
+	[WIRE_CTL_RELOAD_REQUEST] = "reload-request",
+	[WIRE_CTL_RELOAD_RESULT] = "reload-result",
+	[WIRE_CTL_OWNERSHIP_SET] = "ownership-set",
+	[WIRE_CTL_FLOW_LOOKUP_REQUEST] = "flow-lookup-request",
+	[WIRE_CTL_FLOW_LOOKUP_RESPONSE] = "flow-lookup-response",
+	[WIRE_CTL_DUMP_REQUEST] = "dump-request",
+	[WIRE_CTL_DUMP_RESPONSE] = "dump-response",
+	[WIRE_CTL_EXPORT_SUBSCRIBE] = "export-subscribe",
+	[WIRE_CTL_EXPORT_BATCH] = "export-batch",
+	[WIRE_CTL_IMPORT_BATCH] = "import-batch",
+	[WIRE_CTL_ERROR] = "error",
+};
+
+const char *const wire_backend_state_names[WIRE_BACKEND_STATE_MAX] = {
+	[WIRE_BACKEND_UP] = "up",
+	[WIRE_BACKEND_DOWN] = "down",
+	[WIRE_BACKEND_DRAINING] = "draining",
+};
+
+const char *const wire_backend_action_names[WIRE_BACKEND_ACTION_MAX] = {
+	[WIRE_BACKEND_SET_WEIGHT] = "set-weight",
+	[WIRE_BACKEND_DRAIN] = "drain",
+	[WIRE_BACKEND_MARK_DOWN] = "down",
+	[WIRE_BACKEND_MARK_UP] = "up",
+};
+
+const char *const wire_flow_table_names[WIRE_FLOW_TABLE_MAX] = {
+	[WIRE_FLOW_TABLE_NONE] = "none",
+	[WIRE_FLOW_TABLE_WORKER] = "worker",
+	[WIRE_FLOW_TABLE_SYNCED] = "synced",
+	[WIRE_FLOW_TABLE_MAGLEV] = "maglev",
+};
+
+const char *const wire_flow_event_names[WIRE_FLOW_EVENT_MAX] = {
+	[WIRE_FLOW_EVENT_NEW] = "new",
+	[WIRE_FLOW_EVENT_REFRESH] = "refresh",
+	[WIRE_FLOW_EVENT_CLOSE] = "close",
+};
+
+/*
+ * control.proto's enums are ours plus one, value 0 being UNSPECIFIED (proto3
+ * wants a zero value; a field never set must not read as UP or NEW).
+ */
+static_assert((int)MAGLB__CONTROL__BACKEND_STATE__BACKEND_STATE_DRAINING ==
+	      WIRE_BACKEND_DRAINING + 1, "enum order as in control.proto");
+static_assert((int)MAGLB__CONTROL__BACKEND_ACTION__BACKEND_ACTION_UP ==
+	      WIRE_BACKEND_MARK_UP + 1, "enum order as in control.proto");
+static_assert((int)MAGLB__CONTROL__FLOW_TABLE__FLOW_TABLE_MAGLEV ==
+	      WIRE_FLOW_TABLE_MAGLEV + 1, "enum order as in control.proto");
+static_assert((int)MAGLB__CONTROL__FLOW_EVENT__FLOW_EVENT_CLOSE ==
+	      WIRE_FLOW_EVENT_CLOSE + 1, "enum order as in control.proto");
+
+static int enum_to_pb(unsigned int value, unsigned int max)
+{
+	return value < max ? (int)value + 1 : 0;
+}
+
+static bool enum_pb_ok(int value, unsigned int max)
+{
+	return value >= 1 && (unsigned int)value <= max;
+}
+
+static bool fail(enum wire_drop *why, enum wire_drop reason)
+{
+	*why = reason;
+	return false;
+}
+
+/* The protobuf-c messages of one message being encoded. */
+struct ctl_pb {
+	Maglb__Control__Envelope env;
+	union {
+		Maglb__Control__StatusRequest status_request;
+		Maglb__Control__StatusResponse status;
+		Maglb__Control__CountersRequest counters_request;
+		Maglb__Control__CountersResponse counters;
+		Maglb__Control__VipListRequest vip_list_request;
+		Maglb__Control__VipListResponse vip_list;
+		Maglb__Control__BackendSet backend_set;
+		Maglb__Control__ReloadRequest reload_request;
+		Maglb__Control__ReloadResult reload_result;
+		Maglb__Control__OwnershipSet ownership;
+		Maglb__Control__FlowLookupRequest lookup_request;
+		Maglb__Control__FlowLookupResponse lookup;
+		Maglb__Control__DumpRequest dump_request;
+		Maglb__Control__DumpResponse dump;
+		Maglb__Control__ExportSubscribe export_subscribe;
+		Maglb__Control__FlowBatch flows;
+		Maglb__Control__Error error;
+	} body;
+	Maglb__Sync__Flow flow;     /* lookups */
+	void **arrays[2];           /* allocated */
+};
+
+/* Point a protobuf-c string at a C array that must hold its NUL. */
+static int string_to_pb(const char *s, size_t size, char **out)
+{
+	if (!wire_string_terminated(s, size))
+		return -EINVAL;
+	/* protobuf-c's strings are not const; packing only reads them. */
+	*out = (char *)s;
+	return 0;
+}
+
+/* p->arrays[slot] = n messages copied from init; -ENOMEM. */
+static int array_to_pb(struct ctl_pb *p, int slot, size_t n, size_t size,
+		       const void *init, const void *items)
+{
+	if (n == 0)
+		return 0;
+	if (items == NULL)
+		return -EINVAL;
+	p->arrays[slot] = wire_pb_array_new(n, size, init);
+	return p->arrays[slot] != NULL ? 0 : -ENOMEM;
+}
+
+/* Allocate n items of size bytes for a decoded array (NULL when n is 0). */
+static int array_to_c(size_t n, size_t size, void **out)
+{
+	*out = NULL;
+	if (n == 0)
+		return 0;
+	*out = calloc(n, size);
+	return *out != NULL ? 0 : -ENOMEM;
+}
+
+/* ----------------------------------------------------------- status */
+
+static int status_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	(void)m;
+	p->body.status_request = (Maglb__Control__StatusRequest)
+		MAGLB__CONTROL__STATUS_REQUEST__INIT;
+	return 0;
+}
+
+static int status_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__StatusResponse *s = body;
+
+	m->status = (struct wire_ctl_status){
+		.node_id = s->node_id,
+		.workers = s->workers,
+		.ports = s->ports,
+		.vips = s->vips,
+		.vips_owned = s->vips_owned,
+		.uptime_ms = s->uptime_ms,
+		.flows_local = s->flows_local,
+		.flows_synced = s->flows_synced,
+	};
+	return 0;
+}
+
+static int status_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	Maglb__Control__StatusResponse *s = &p->body.status;
+
+	*s = (Maglb__Control__StatusResponse)MAGLB__CONTROL__STATUS_RESPONSE__INIT;
+	s->node_id = m->status.node_id;
+	s->workers = m->status.workers;
+	s->ports = m->status.ports;
+	s->vips = m->status.vips;
+	s->vips_owned = m->status.vips_owned;
+	s->uptime_ms = m->status.uptime_ms;
+	s->flows_local = m->status.flows_local;
+	s->flows_synced = m->status.flows_synced;
+	return 0;
+}
+
+/* --------------------------------------------------------- counters */
+
+static bool counters_request_check(const void *body, enum wire_drop *why)
+{
+	const Maglb__Control__CountersRequest *r = body;
+
+	if (!wire_string_fits(r->scope, WIRE_NAME_MAX))
+		return fail(why, WIRE_DROP_BAD_STRING);
+	return true;
+}
+
+static int counters_request_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__CountersRequest *r = body;
+
+	wire_string_copy(m->counters_request.scope, WIRE_NAME_MAX, r->scope);
+	return 0;
+}
+
+static int counters_request_to_pb(const struct wire_ctl_msg *m,
+				  struct ctl_pb *p)
+{
+	Maglb__Control__CountersRequest *r = &p->body.counters_request;
+
+	*r = (Maglb__Control__CountersRequest)MAGLB__CONTROL__COUNTERS_REQUEST__INIT;
+	return string_to_pb(m->counters_request.scope, WIRE_NAME_MAX, &r->scope);
+}
+
+static bool counters_check(const void *body, enum wire_drop *why)
+{
+	const Maglb__Control__CountersResponse *r = body;
+
+	for (size_t i = 0; i < r->n_counters; i++)
+		if (!wire_string_fits(r->counters[i]->scope, WIRE_NAME_MAX) ||
+		    !wire_string_fits(r->counters[i]->name, WIRE_NAME_MAX))
+			return fail(why, WIRE_DROP_BAD_STRING);
+	return true;
+}
+
+static int counters_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__CountersResponse *r = body;
+	struct wire_ctl_counter *out;
+
+	if (array_to_c(r->n_counters, sizeof(*out), (void **)&out) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->n_counters; i++) {
+		wire_string_copy(out[i].scope, WIRE_NAME_MAX, r->counters[i]->scope);
+		wire_string_copy(out[i].name, WIRE_NAME_MAX, r->counters[i]->name);
+		out[i].value = r->counters[i]->value;
+	}
+	m->counters.counters = out;
+	m->counters.count = r->n_counters;
+	return 0;
+}
+
+static int counters_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	static const Maglb__Control__Counter init = MAGLB__CONTROL__COUNTER__INIT;
+	Maglb__Control__CountersResponse *r = &p->body.counters;
+	const struct wire_ctl_counter *in = m->counters.counters;
+	size_t n = m->counters.count;
+	int ret;
+
+	*r = (Maglb__Control__CountersResponse)MAGLB__CONTROL__COUNTERS_RESPONSE__INIT;
+	ret = array_to_pb(p, 0, n, sizeof(init), &init, in);
+	if (ret < 0)
+		return ret;
+	r->counters = (Maglb__Control__Counter **)p->arrays[0];
+	r->n_counters = n;
+	for (size_t i = 0; i < n; i++) {
+		if (string_to_pb(in[i].scope, WIRE_NAME_MAX, &r->counters[i]->scope) < 0 ||
+		    string_to_pb(in[i].name, WIRE_NAME_MAX, &r->counters[i]->name) < 0)
+			return -EINVAL;
+		r->counters[i]->value = in[i].value;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- VIPs */
+
+static bool vip_list_request_check(const void *body, enum wire_drop *why)
+{
+	const Maglb__Control__VipListRequest *r = body;
+
+	if (!wire_string_fits(r->name, WIRE_NAME_MAX))
+		return fail(why, WIRE_DROP_BAD_STRING);
+	return true;
+}
+
+static int vip_list_request_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__VipListRequest *r = body;
+
+	wire_string_copy(m->vip_list_request.name, WIRE_NAME_MAX, r->name);
+	m->vip_list_request.backends = r->backends;
+	return 0;
+}
+
+static int vip_list_request_to_pb(const struct wire_ctl_msg *m,
+				  struct ctl_pb *p)
+{
+	Maglb__Control__VipListRequest *r = &p->body.vip_list_request;
+
+	*r = (Maglb__Control__VipListRequest)MAGLB__CONTROL__VIP_LIST_REQUEST__INIT;
+	r->backends = m->vip_list_request.backends;
+	return string_to_pb(m->vip_list_request.name, WIRE_NAME_MAX, &r->name);
+}
+
+static bool vip_check(const Maglb__Control__Vip *v, enum wire_drop *why)
+{
+	if (!wire_string_fits(v->name, WIRE_NAME_MAX))
+		return fail(why, WIRE_DROP_BAD_STRING);
+	if (wire_addr_family(v->address.len) == 0)
+		return fail(why, WIRE_DROP_BAD_ADDRESS);
+	if (!wire_proto_ok((unsigned int)v->protocol))
+		return fail(why, WIRE_DROP_BAD_PROTOCOL);
+	if (v->port > UINT16_MAX)
+		return fail(why, WIRE_DROP_BAD_PORT);
+	return true;
+}
+
+static bool backend_check(const Maglb__Control__Backend *b, enum wire_drop *why)
+{
+	if (!wire_string_fits(b->vip, WIRE_NAME_MAX))
+		return fail(why, WIRE_DROP_BAD_STRING);
+	if (wire_addr_family(b->address.len) == 0)
+		return fail(why, WIRE_DROP_BAD_ADDRESS);
+	if (!enum_pb_ok(b->state, WIRE_BACKEND_STATE_MAX))
+		return fail(why, WIRE_DROP_BAD_ENUM);
+	return true;
+}
+
+static bool vip_list_check(const void *body, enum wire_drop *why)
+{
+	const Maglb__Control__VipListResponse *r = body;
+
+	for (size_t i = 0; i < r->n_vips; i++)
+		if (!vip_check(r->vips[i], why))
+			return false;
+	for (size_t i = 0; i < r->n_backends; i++)
+		if (!backend_check(r->backends[i], why))
+			return false;
+	return true;
+}
+
+static void vip_to_c(const Maglb__Control__Vip *v, struct wire_ctl_vip *out)
+{
+	wire_string_copy(out->name, WIRE_NAME_MAX, v->name);
+	out->family = wire_addr_family(v->address.len);
+	out->proto = (uint8_t)v->protocol;
+	out->port = (uint16_t)v->port;
+	wire_addr_copy(out->address, &v->address);
+	out->owned = v->owned;
+	out->backends = v->backends;
+	out->backends_up = v->backends_up;
+	out->flows = v->flows;
+}
+
+static void backend_to_c(const Maglb__Control__Backend *b,
+			 struct wire_ctl_backend *out)
+{
+	wire_string_copy(out->vip, WIRE_NAME_MAX, b->vip);
+	out->family = wire_addr_family(b->address.len);
+	wire_addr_copy(out->address, &b->address);
+	out->weight = b->weight;
+	out->state = (enum wire_backend_state)(b->state - 1);
+}
+
+static int vip_list_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__VipListResponse *r = body;
+	struct wire_ctl_backend *backends;
+	struct wire_ctl_vip *vips;
+
+	if (array_to_c(r->n_vips, sizeof(*vips), (void **)&vips) < 0)
+		return -ENOMEM;
+	if (array_to_c(r->n_backends, sizeof(*backends), (void **)&backends) < 0) {
+		free(vips);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < r->n_vips; i++)
+		vip_to_c(r->vips[i], &vips[i]);
+	for (size_t i = 0; i < r->n_backends; i++)
+		backend_to_c(r->backends[i], &backends[i]);
+	m->vip_list = (struct wire_ctl_vip_list){
+		.vips = vips,
+		.n_vips = r->n_vips,
+		.backends = backends,
+		.n_backends = r->n_backends,
+	};
+	return 0;
+}
+
+static int vip_to_pb(const struct wire_ctl_vip *v, Maglb__Control__Vip *out)
+{
+	out->address = wire_addr_to_pb(v->family, v->address);
+	out->port = v->port;
+	out->protocol = (Maglb__Sync__IpProtocol)v->proto;
+	out->owned = v->owned;
+	out->backends = v->backends;
+	out->backends_up = v->backends_up;
+	out->flows = v->flows;
+	return string_to_pb(v->name, WIRE_NAME_MAX, &out->name);
+}
+
+static int backend_to_pb(const struct wire_ctl_backend *b,
+			 Maglb__Control__Backend *out)
+{
+	out->address = wire_addr_to_pb(b->family, b->address);
+	out->weight = b->weight;
+	out->state = (Maglb__Control__BackendState)
+		enum_to_pb(b->state, WIRE_BACKEND_STATE_MAX);
+	return string_to_pb(b->vip, WIRE_NAME_MAX, &out->vip);
+}
+
+static int vip_list_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	static const Maglb__Control__Vip vip_init = MAGLB__CONTROL__VIP__INIT;
+	static const Maglb__Control__Backend backend_init =
+		MAGLB__CONTROL__BACKEND__INIT;
+	Maglb__Control__VipListResponse *r = &p->body.vip_list;
+	const struct wire_ctl_vip_list *in = &m->vip_list;
+	int ret;
+
+	*r = (Maglb__Control__VipListResponse)MAGLB__CONTROL__VIP_LIST_RESPONSE__INIT;
+	ret = array_to_pb(p, 0, in->n_vips, sizeof(vip_init), &vip_init, in->vips);
+	if (ret == 0)
+		ret = array_to_pb(p, 1, in->n_backends, sizeof(backend_init),
+				  &backend_init, in->backends);
+	if (ret < 0)
+		return ret;
+	r->vips = (Maglb__Control__Vip **)p->arrays[0];
+	r->n_vips = in->n_vips;
+	r->backends = (Maglb__Control__Backend **)p->arrays[1];
+	r->n_backends = in->n_backends;
+	for (size_t i = 0; i < in->n_vips; i++)
+		if (vip_to_pb(&in->vips[i], r->vips[i]) < 0)
+			return -EINVAL;
+	for (size_t i = 0; i < in->n_backends; i++)
+		if (backend_to_pb(&in->backends[i], r->backends[i]) < 0)
+			return -EINVAL;
+	return 0;
+}
+
+/* --------------------------------------------------------- backends */
+
+static bool backend_set_check(const void *body, enum wire_drop *why)
+{
+	const Maglb__Control__BackendSet *s = body;
+
+	if (!wire_string_fits(s->vip, WIRE_NAME_MAX))
+		return fail(why, WIRE_DROP_BAD_STRING);
+	if (wire_addr_family(s->backend.len) == 0)
+		return fail(why, WIRE_DROP_BAD_ADDRESS);
+	if (!enum_pb_ok(s->action, WIRE_BACKEND_ACTION_MAX))
+		return fail(why, WIRE_DROP_BAD_ENUM);
+	return true;
+}
+
+static int backend_set_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__BackendSet *s = body;
+	struct wire_ctl_backend_set *out = &m->backend_set;
+
+	wire_string_copy(out->vip, WIRE_NAME_MAX, s->vip);
+	out->family = wire_addr_family(s->backend.len);
+	wire_addr_copy(out->backend, &s->backend);
+	out->action = (enum wire_backend_action)(s->action - 1);
+	out->weight = s->weight;
+	return 0;
+}
+
+static int backend_set_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	Maglb__Control__BackendSet *s = &p->body.backend_set;
+	const struct wire_ctl_backend_set *in = &m->backend_set;
+
+	*s = (Maglb__Control__BackendSet)MAGLB__CONTROL__BACKEND_SET__INIT;
+	s->backend = wire_addr_to_pb(in->family, in->backend);
+	s->action = (Maglb__Control__BackendAction)
+		enum_to_pb(in->action, WIRE_BACKEND_ACTION_MAX);
+	s->weight = in->weight;
+	return string_to_pb(in->vip, WIRE_NAME_MAX, &s->vip);
+}
+
+/* ----------------------------------------------------------- reload */
+
+static int reload_request_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__ReloadRequest *r = body;
+
+	m->reload_request.check_only = r->check_only;
+	return 0;
+}
+
+static int reload_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	Maglb__Control__ReloadRequest *r = &p->body.reload_request;
+
+	*r = (Maglb__Control__ReloadRequest)MAGLB__CONTROL__RELOAD_REQUEST__INIT;
+	r->check_only = m->reload_request.check_only;
+	return 0;
+}
+
+static bool reload_result_check(const void *body, enum wire_drop *why)
+{
+	const Maglb__Control__ReloadResult *r = body;
+
+	if (!wire_string_fits(r->error, WIRE_TEXT_MAX))
+		return fail(why, WIRE_DROP_BAD_STRING);
+	return true;
+}
+
+static int reload_result_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__ReloadResult *r = body;
+
+	m->reload_result.ok = r->ok;
+	wire_string_copy(m->reload_result.error, WIRE_TEXT_MAX, r->error);
+	return 0;
+}
+
+static int reload_result_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	Maglb__Control__ReloadResult *r = &p->body.reload_result;
+
+	*r = (Maglb__Control__ReloadResult)MAGLB__CONTROL__RELOAD_RESULT__INIT;
+	r->ok = m->reload_result.ok;
+	return string_to_pb(m->reload_result.error, WIRE_TEXT_MAX, &r->error);
+}
+
+/* -------------------------------------------------------- ownership */
+
+static bool ownership_check(const void *body, enum wire_drop *why)
+{
+	const Maglb__Control__OwnershipSet *s = body;
+
+	for (size_t i = 0; i < s->n_vips; i++)
+		if (!wire_string_fits(s->vips[i]->vip, WIRE_NAME_MAX))
+			return fail(why, WIRE_DROP_BAD_STRING);
+	return true;
+}
+
+static int ownership_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__OwnershipSet *s = body;
+	struct wire_ctl_ownership_entry *out;
+
+	if (array_to_c(s->n_vips, sizeof(*out), (void **)&out) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_vips; i++) {
+		wire_string_copy(out[i].vip, WIRE_NAME_MAX, s->vips[i]->vip);
+		out[i].owned = s->vips[i]->owned;
+	}
+	m->ownership = (struct wire_ctl_ownership){
+		.vips = out,
+		.count = s->n_vips,
+		.announce = s->announce,
+	};
+	return 0;
+}
+
+static int ownership_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	static const Maglb__Control__VipOwnership init =
+		MAGLB__CONTROL__VIP_OWNERSHIP__INIT;
+	Maglb__Control__OwnershipSet *s = &p->body.ownership;
+	const struct wire_ctl_ownership *in = &m->ownership;
+	int ret;
+
+	*s = (Maglb__Control__OwnershipSet)MAGLB__CONTROL__OWNERSHIP_SET__INIT;
+	ret = array_to_pb(p, 0, in->count, sizeof(init), &init, in->vips);
+	if (ret < 0)
+		return ret;
+	s->vips = (Maglb__Control__VipOwnership **)p->arrays[0];
+	s->n_vips = in->count;
+	s->announce = in->announce;
+	for (size_t i = 0; i < in->count; i++) {
+		if (string_to_pb(in->vips[i].vip, WIRE_NAME_MAX, &s->vips[i]->vip) < 0)
+			return -EINVAL;
+		s->vips[i]->owned = in->vips[i].owned;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------- lookups */
+
+static bool lookup_request_check(const void *body, enum wire_drop *why)
+{
+	const Maglb__Control__FlowLookupRequest *r = body;
+
+	return wire_flow_check(r->key, false, why);
+}
+
+static int lookup_request_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__FlowLookupRequest *r = body;
+
+	wire_flow_from_pb(r->key, &m->lookup_key);
+	return 0;
+}
+
+static int lookup_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	Maglb__Control__FlowLookupRequest *r = &p->body.lookup_request;
+
+	*r = (Maglb__Control__FlowLookupRequest)
+		MAGLB__CONTROL__FLOW_LOOKUP_REQUEST__INIT;
+	wire_flow_to_pb(&m->lookup_key, &p->flow);
+	r->key = &p->flow;
+	return 0;
+}
+
+static bool lookup_check(const void *body, enum wire_drop *why)
+{
+	const Maglb__Control__FlowLookupResponse *r = body;
+
+	if (!enum_pb_ok(r->table, WIRE_FLOW_TABLE_MAX))
+		return fail(why, WIRE_DROP_BAD_ENUM);
+	return wire_flow_check(r->flow,
+			       r->table != MAGLB__CONTROL__FLOW_TABLE__FLOW_TABLE_NONE,
+			       why);
+}
+
+static int lookup_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__FlowLookupResponse *r = body;
+
+	m->lookup.table = (enum wire_flow_table)(r->table - 1);
+	m->lookup.worker = r->worker;
+	wire_flow_from_pb(r->flow, &m->lookup.flow);
+	return 0;
+}
+
+static int lookup_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	Maglb__Control__FlowLookupResponse *r = &p->body.lookup;
+
+	*r = (Maglb__Control__FlowLookupResponse)
+		MAGLB__CONTROL__FLOW_LOOKUP_RESPONSE__INIT;
+	r->table = (Maglb__Control__FlowTable)
+		enum_to_pb(m->lookup.table, WIRE_FLOW_TABLE_MAX);
+	r->worker = m->lookup.worker;
+	wire_flow_to_pb(&m->lookup.flow, &p->flow);
+	r->flow = &p->flow;
+	return 0;
+}
+
+/* ------------------------------------------------------------ dumps */
+
+static bool dump_request_check(const void *body, enum wire_drop *why)
+{
+	const Maglb__Control__DumpRequest *r = body;
+
+	if (!wire_string_fits(r->vip, WIRE_NAME_MAX))
+		return fail(why, WIRE_DROP_BAD_STRING);
+	return true;
+}
+
+static int dump_request_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__DumpRequest *r = body;
+
+	m->dump_request.cursor = r->cursor;
+	m->dump_request.limit = r->limit;
+	wire_string_copy(m->dump_request.vip, WIRE_NAME_MAX, r->vip);
+	return 0;
+}
+
+static int dump_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	Maglb__Control__DumpRequest *r = &p->body.dump_request;
+
+	*r = (Maglb__Control__DumpRequest)MAGLB__CONTROL__DUMP_REQUEST__INIT;
+	r->cursor = m->dump_request.cursor;
+	r->limit = m->dump_request.limit;
+	return string_to_pb(m->dump_request.vip, WIRE_NAME_MAX, &r->vip);
+}
+
+static bool dump_check(const void *body, enum wire_drop *why)
+{
+	const Maglb__Control__DumpResponse *r = body;
+
+	return wire_flows_check(r->entries, r->n_entries, why);
+}
+
+static int dump_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__DumpResponse *r = body;
+
+	m->dump.count = r->n_entries;
+	m->dump.next_cursor = r->next_cursor;
+	return wire_flows_from_pb(r->entries, r->n_entries, &m->dump.entries);
+}
+
+/* p->arrays[0] = n entries as protobuf-c messages. */
+static int flows_to_pb(const struct wire_flow *f, size_t n, struct ctl_pb *p,
+		       Maglb__Sync__Flow ***out)
+{
+	*out = NULL;
+	if (n == 0)
+		return 0;
+	if (f == NULL)
+		return -EINVAL;
+	p->arrays[0] = (void **)wire_flows_to_pb(f, n);
+	*out = (Maglb__Sync__Flow **)p->arrays[0];
+	return *out != NULL ? 0 : -ENOMEM;
+}
+
+static int dump_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	Maglb__Control__DumpResponse *r = &p->body.dump;
+
+	*r = (Maglb__Control__DumpResponse)MAGLB__CONTROL__DUMP_RESPONSE__INIT;
+	r->n_entries = m->dump.count;
+	r->next_cursor = m->dump.next_cursor;
+	return flows_to_pb(m->dump.entries, m->dump.count, p, &r->entries);
+}
+
+/* -------------------------------------------------- export / import */
+
+static int export_subscribe_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__ExportSubscribe *s = body;
+
+	m->export_subscribe.enable = s->enable;
+	return 0;
+}
+
+static int export_subscribe_to_pb(const struct wire_ctl_msg *m,
+				  struct ctl_pb *p)
+{
+	Maglb__Control__ExportSubscribe *s = &p->body.export_subscribe;
+
+	*s = (Maglb__Control__ExportSubscribe)MAGLB__CONTROL__EXPORT_SUBSCRIBE__INIT;
+	s->enable = m->export_subscribe.enable;
+	return 0;
+}
+
+static bool flows_check(const void *body, enum wire_drop *why)
+{
+	const Maglb__Control__FlowBatch *b = body;
+
+	if (!enum_pb_ok(b->event, WIRE_FLOW_EVENT_MAX))
+		return fail(why, WIRE_DROP_BAD_ENUM);
+	return wire_flows_check(b->entries, b->n_entries, why);
+}
+
+static int flows_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__FlowBatch *b = body;
+
+	m->flows.event = (enum wire_flow_event)(b->event - 1);
+	m->flows.count = b->n_entries;
+	m->flows.dropped = b->dropped;
+	m->flows.peer = b->peer;
+	return wire_flows_from_pb(b->entries, b->n_entries, &m->flows.entries);
+}
+
+static int flows_batch_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	Maglb__Control__FlowBatch *b = &p->body.flows;
+
+	*b = (Maglb__Control__FlowBatch)MAGLB__CONTROL__FLOW_BATCH__INIT;
+	b->event = (Maglb__Control__FlowEvent)
+		enum_to_pb(m->flows.event, WIRE_FLOW_EVENT_MAX);
+	b->n_entries = m->flows.count;
+	b->dropped = m->flows.dropped;
+	b->peer = m->flows.peer;
+	return flows_to_pb(m->flows.entries, m->flows.count, p, &b->entries);
+}
+
+/* ------------------------------------------------------------ error */
+
+static bool error_check(const void *body, enum wire_drop *why)
+{
+	const Maglb__Control__Error *e = body;
+
+	if (!wire_string_fits(e->message, WIRE_TEXT_MAX))
+		return fail(why, WIRE_DROP_BAD_STRING);
+	return true;
+}
+
+static int error_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__Error *e = body;
+
+	m->error.code = e->code;
+	wire_string_copy(m->error.message, WIRE_TEXT_MAX, e->message);
+	return 0;
+}
+
+static int error_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	Maglb__Control__Error *e = &p->body.error;
+
+	*e = (Maglb__Control__Error)MAGLB__CONTROL__ERROR__INIT;
+	e->code = m->error.code;
+	return string_to_pb(m->error.message, WIRE_TEXT_MAX, &e->message);
+}
+
+/* ------------------------------------------------------- the table */
+
+struct ctl_ops {
+	Maglb__Control__Envelope__BodyCase body_case;
+	/* Validate a decoded body; NULL: nothing to check. */
+	bool (*check)(const void *body, enum wire_drop *why);
+	/* Convert a checked body into m; 0 or -ENOMEM. NULL: no fields. */
+	int (*to_c)(const void *body, struct wire_ctl_msg *m);
+	/* Fill the body in p from m; 0, -EINVAL or -ENOMEM. */
+	int (*to_pb)(const struct wire_ctl_msg *m, struct ctl_pb *p);
+};
+
+#define CTL_CASE_(name) MAGLB__CONTROL__ENVELOPE__BODY_##name
+
+static const struct ctl_ops ctl_ops[WIRE_CTL_KIND_MAX] = {
+	[WIRE_CTL_STATUS_REQUEST] = { CTL_CASE_(STATUS_REQUEST),
+		NULL, NULL, status_request_to_pb },
+	[WIRE_CTL_STATUS_RESPONSE] = { CTL_CASE_(STATUS_RESPONSE),
+		NULL, status_to_c, status_to_pb },
+	[WIRE_CTL_COUNTERS_REQUEST] = { CTL_CASE_(COUNTERS_REQUEST),
+		counters_request_check, counters_request_to_c,
+		counters_request_to_pb },
+	[WIRE_CTL_COUNTERS_RESPONSE] = { CTL_CASE_(COUNTERS_RESPONSE),
+		counters_check, counters_to_c, counters_to_pb },
+	[WIRE_CTL_VIP_LIST_REQUEST] = { CTL_CASE_(VIP_LIST_REQUEST),
+		vip_list_request_check, vip_list_request_to_c,
+		vip_list_request_to_pb },
+	[WIRE_CTL_VIP_LIST_RESPONSE] = { CTL_CASE_(VIP_LIST_RESPONSE),
+		vip_list_check, vip_list_to_c, vip_list_to_pb },
+	[WIRE_CTL_BACKEND_SET] = { CTL_CASE_(BACKEND_SET),
+		backend_set_check, backend_set_to_c, backend_set_to_pb },
+	[WIRE_CTL_RELOAD_REQUEST] = { CTL_CASE_(RELOAD_REQUEST),
+		NULL, reload_request_to_c, reload_request_to_pb },
+	[WIRE_CTL_RELOAD_RESULT] = { CTL_CASE_(RELOAD_RESULT),
+		reload_result_check, reload_result_to_c, reload_result_to_pb },
+	[WIRE_CTL_OWNERSHIP_SET] = { CTL_CASE_(OWNERSHIP_SET),
+		ownership_check, ownership_to_c, ownership_to_pb },
+	[WIRE_CTL_FLOW_LOOKUP_REQUEST] = { CTL_CASE_(FLOW_LOOKUP_REQUEST),
+		lookup_request_check, lookup_request_to_c, lookup_request_to_pb },
+	[WIRE_CTL_FLOW_LOOKUP_RESPONSE] = { CTL_CASE_(FLOW_LOOKUP_RESPONSE),
+		lookup_check, lookup_to_c, lookup_to_pb },
+	[WIRE_CTL_DUMP_REQUEST] = { CTL_CASE_(DUMP_REQUEST),
+		dump_request_check, dump_request_to_c, dump_request_to_pb },
+	[WIRE_CTL_DUMP_RESPONSE] = { CTL_CASE_(DUMP_RESPONSE),
+		dump_check, dump_to_c, dump_to_pb },
+	[WIRE_CTL_EXPORT_SUBSCRIBE] = { CTL_CASE_(EXPORT_SUBSCRIBE),
+		NULL, export_subscribe_to_c, export_subscribe_to_pb },
+	[WIRE_CTL_EXPORT_BATCH] = { CTL_CASE_(EXPORT_BATCH),
+		flows_check, flows_to_c, flows_batch_to_pb },
+	[WIRE_CTL_IMPORT_BATCH] = { CTL_CASE_(IMPORT_BATCH),
+		flows_check, flows_to_c, flows_batch_to_pb },
+	[WIRE_CTL_ERROR] = { CTL_CASE_(ERROR),
+		error_check, error_to_c, error_to_pb },
+};
+
+#undef CTL_CASE_
+
+/* The kind of a body case; WIRE_CTL_KIND_MAX for none or an unknown one. */
+static enum wire_ctl_kind ctl_kind_of(Maglb__Control__Envelope__BodyCase body)
+{
+	if (body == MAGLB__CONTROL__ENVELOPE__BODY__NOT_SET)
+		return WIRE_CTL_KIND_MAX;
+	for (int kind = 0; kind < WIRE_CTL_KIND_MAX; kind++)
+		if (ctl_ops[kind].body_case == body)
+			return (enum wire_ctl_kind)kind;
+	return WIRE_CTL_KIND_MAX;
+}
+
+/* The oneof member of env for body, through its field descriptor. */
+static ProtobufCMessage **ctl_body_slot(Maglb__Control__Envelope *env,
+					Maglb__Control__Envelope__BodyCase body)
+{
+	const ProtobufCFieldDescriptor *field;
+
+	field = protobuf_c_message_descriptor_get_field(
+		&maglb__control__envelope__descriptor, (unsigned int)body);
+	assert(field != NULL && field->type == PROTOBUF_C_TYPE_MESSAGE);
+	return (ProtobufCMessage **)((uint8_t *)env + field->offset);
+}
+
+/* Validate a whole decoded message; on success store its kind and body. */
+static bool ctl_check(Maglb__Control__Envelope *env, enum wire_ctl_kind *kind,
+		      const ProtobufCMessage **body, enum wire_drop *why)
+{
+	const struct ctl_ops *ops;
+
+	if (env->version != WIRE_VERSION)
+		return fail(why, WIRE_DROP_BAD_VERSION);
+	*kind = ctl_kind_of(env->body_case);
+	if (*kind == WIRE_CTL_KIND_MAX)
+		return fail(why, WIRE_DROP_UNKNOWN_KIND);
+	ops = &ctl_ops[*kind];
+	*body = *ctl_body_slot(env, ops->body_case);
+	if (*body == NULL)
+		return fail(why, WIRE_DROP_UNKNOWN_KIND);
+	return ops->check == NULL || ops->check(*body, why);
+}
+
+static void ctl_pb_release(struct ctl_pb *p)
+{
+	free(p->arrays[0]);
+	free(p->arrays[1]);
+	p->arrays[0] = p->arrays[1] = NULL;
+}
+
+/* Build and check the protobuf-c view of m; ctl_pb_release() it after. */
+static int ctl_pb_build(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	const ProtobufCMessage *body;
+	enum wire_ctl_kind kind;
+	enum wire_drop why;
+	int ret;
+
+	p->arrays[0] = p->arrays[1] = NULL;
+	if ((unsigned int)m->kind >= WIRE_CTL_KIND_MAX)
+		return -EINVAL;
+	p->env = (Maglb__Control__Envelope)MAGLB__CONTROL__ENVELOPE__INIT;
+	p->env.version = WIRE_VERSION;
+	p->env.request_id = m->request_id;
+	p->env.body_case = ctl_ops[m->kind].body_case;
+	/* Every body type starts with its ProtobufCMessage. */
+	*ctl_body_slot(&p->env, p->env.body_case) = (ProtobufCMessage *)&p->body;
+	ret = ctl_ops[m->kind].to_pb(m, p);
+	if (ret == 0 && !ctl_check(&p->env, &kind, &body, &why))
+		ret = -EINVAL;
+	if (ret < 0)
+		ctl_pb_release(p);
+	return ret;
+}
+
+int wire_ctl_encode(const struct wire_ctl_msg *m, uint8_t *buf, size_t len,
+		    size_t *out_len)
+{
+	struct ctl_pb p;
+	int ret;
+
+	ret = ctl_pb_build(m, &p);
+	if (ret < 0)
+		return ret;
+	ret = wire_pb_pack(&p.env.base, buf, len, out_len);
+	ctl_pb_release(&p);
+	return ret;
+}
+
+size_t wire_ctl_encoded_size(const struct wire_ctl_msg *m)
+{
+	struct ctl_pb p;
+	size_t size;
+
+	if (ctl_pb_build(m, &p) < 0)
+		return 0;
+	size = maglb__control__envelope__get_packed_size(&p.env);
+	ctl_pb_release(&p);
+	return size;
+}
+
+int wire_ctl_decode(const uint8_t *buf, size_t len, struct wire_ctl_msg *m,
+		    struct wire_counters *c)
+{
+	const ProtobufCMessage *body;
+	Maglb__Control__Envelope *env;
+	enum wire_ctl_kind kind;
+	struct wire_ctl_msg out;
+	enum wire_drop why;
+	int ret = 0;
+
+	if (buf == NULL && len > 0)
+		return wire_drop_count(c, WIRE_DROP_TRUNCATED);
+	/* NULL when the input is cut short or malformed (or on ENOMEM). */
+	env = maglb__control__envelope__unpack(NULL, len, buf);
+	if (env == NULL)
+		return wire_drop_count(c, WIRE_DROP_TRUNCATED);
+	if (!ctl_check(env, &kind, &body, &why)) {
+		maglb__control__envelope__free_unpacked(env, NULL);
+		return wire_drop_count(c, why);
+	}
+
+	/* commit: into out, which is copied to m only if it all converts */
+	memset(&out, 0, sizeof(out));
+	out.version = env->version;
+	out.kind = kind;
+	out.request_id = env->request_id;
+	if (ctl_ops[kind].to_c != NULL)
+		ret = ctl_ops[kind].to_c(body, &out);
+	maglb__control__envelope__free_unpacked(env, NULL);
+	if (ret < 0) {
+		wire_ctl_msg_free(&out);
+		return wire_drop_count(c, WIRE_DROP_NO_MEMORY);
+	}
+	*m = out;
+	return 0;
+}
+
+void wire_ctl_msg_free(struct wire_ctl_msg *m)
+{
+	if (m == NULL)
+		return;
+	switch (m->kind) {
+	case WIRE_CTL_COUNTERS_RESPONSE:
+		free(m->counters.counters);
+		break;
+	case WIRE_CTL_VIP_LIST_RESPONSE:
+		free(m->vip_list.vips);
+		free(m->vip_list.backends);
+		break;
+	case WIRE_CTL_OWNERSHIP_SET:
+		free(m->ownership.vips);
+		break;
+	case WIRE_CTL_DUMP_RESPONSE:
+		free(m->dump.entries);
+		break;
+	case WIRE_CTL_EXPORT_BATCH:
+	case WIRE_CTL_IMPORT_BATCH:
+		free(m->flows.entries);
+		break;
+	default:
+		break;
+	}
+	memset(m, 0, sizeof(*m));
+}

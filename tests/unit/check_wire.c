@@ -1,0 +1,1346 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * proto/wire: round trips of every sync and control kind, sizes, and the
+ * decoders against truncated, unknown-kind, wrong-version and garbage
+ * input, asserting the drop counter that moved.
+ *
+ * Malformed input is built by hand with a tiny protobuf writer (pbw_*),
+ * independent of protobuf-c, so these tests also pin the schema's field
+ * numbers: a message written from sync.proto's numbers must decode.
+ */
+#include "proto/wire.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+/* ------------------------------------------------------------ helpers */
+
+static uint64_t rng_state;
+
+static void rng_seed(uint64_t seed)
+{
+	rng_state = seed != 0 ? seed : 1;
+}
+
+static uint64_t rng_next(void)
+{
+	/* xorshift64*: fixed seeds, same sequence everywhere */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static uint32_t rng_below(uint32_t n)
+{
+	return (uint32_t)(rng_next() % n);
+}
+
+static void addr_fill(uint8_t family, uint8_t addr[WIRE_ADDR_MAX])
+{
+	size_t len = family == AF_INET ? 4 : 16;
+
+	memset(addr, 0, WIRE_ADDR_MAX);
+	for (size_t i = 0; i < len; i++)
+		addr[i] = (uint8_t)rng_next();
+}
+
+static void flow_random(struct wire_flow *f, uint8_t family,
+			uint8_t backend_family)
+{
+	memset(f, 0, sizeof(*f));
+	f->family = family;
+	f->proto = rng_below(2) ? IPPROTO_TCP : IPPROTO_UDP;
+	f->vip_port = (uint16_t)rng_next();
+	f->client_port = (uint16_t)rng_next();
+	f->backend_family = backend_family;
+	f->lifetime_ms = rng_below(3600 * 1000);
+	f->flags = (uint32_t)rng_next() & WIRE_FLOW_FLAGS_ALL;
+	addr_fill(family, f->vip);
+	addr_fill(family, f->client);
+	addr_fill(backend_family, f->backend);
+}
+
+/* 198.18.0.10:443 <- 198.18.1.20:51000, backend 198.19.0.5 */
+static void flow_v4(struct wire_flow *f)
+{
+	static const uint8_t vip[4] = { 198, 18, 0, 10 };
+	static const uint8_t client[4] = { 198, 18, 1, 20 };
+	static const uint8_t backend[4] = { 198, 19, 0, 5 };
+
+	memset(f, 0, sizeof(*f));
+	f->family = AF_INET;
+	f->proto = IPPROTO_TCP;
+	f->vip_port = 443;
+	f->client_port = 51000;
+	f->backend_family = AF_INET;
+	f->lifetime_ms = 300000;
+	f->flags = WIRE_FLOW_ESTABLISHED;
+	memcpy(f->vip, vip, 4);
+	memcpy(f->client, client, 4);
+	memcpy(f->backend, backend, 4);
+}
+
+/* The same in 2001:db8::/32. */
+static void flow_v6(struct wire_flow *f)
+{
+	flow_v4(f);
+	f->family = f->backend_family = AF_INET6;
+	memset(f->vip, 0, WIRE_ADDR_MAX);
+	memset(f->client, 0, WIRE_ADDR_MAX);
+	memset(f->backend, 0, WIRE_ADDR_MAX);
+	f->vip[0] = f->client[0] = f->backend[0] = 0x20;
+	f->vip[1] = f->client[1] = f->backend[1] = 0x01;
+	f->vip[2] = f->client[2] = f->backend[2] = 0x0d;
+	f->vip[3] = f->client[3] = f->backend[3] = 0xb8;
+	f->vip[15] = 10;
+	f->client[15] = 20;
+	f->backend[14] = 1;
+	f->backend[15] = 5;
+}
+
+/* Every field at its largest: the worst case for sizes. */
+static void flow_max(struct wire_flow *f, uint8_t family, uint8_t backend_family)
+{
+	flow_v6(f);
+	f->family = family;
+	f->backend_family = backend_family;
+	f->proto = IPPROTO_UDP;
+	f->vip_port = f->client_port = UINT16_MAX;
+	f->lifetime_ms = UINT32_MAX;
+	f->flags = WIRE_FLOW_FLAGS_ALL;
+	if (family == AF_INET) {
+		memset(f->vip + 4, 0, 12);
+		memset(f->client + 4, 0, 12);
+	}
+	if (backend_family == AF_INET)
+		memset(f->backend + 4, 0, 12);
+}
+
+static void flow_assert_eq(const struct wire_flow *a, const struct wire_flow *b)
+{
+	ck_assert_uint_eq(a->family, b->family);
+	ck_assert_uint_eq(a->proto, b->proto);
+	ck_assert_uint_eq(a->vip_port, b->vip_port);
+	ck_assert_uint_eq(a->client_port, b->client_port);
+	ck_assert_uint_eq(a->backend_family, b->backend_family);
+	ck_assert_uint_eq(a->lifetime_ms, b->lifetime_ms);
+	ck_assert_uint_eq(a->flags, b->flags);
+	ck_assert_mem_eq(a->vip, b->vip, WIRE_ADDR_MAX);
+	ck_assert_mem_eq(a->client, b->client, WIRE_ADDR_MAX);
+	ck_assert_mem_eq(a->backend, b->backend, WIRE_ADDR_MAX);
+}
+
+static uint64_t drops_total(const struct wire_counters *c)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < WIRE_DROP_MAX; i++)
+		n += c->drops[i];
+	return n;
+}
+
+/* Exactly one counter moved, by one, and it is why. */
+static void assert_one_drop(const struct wire_counters *c, enum wire_drop why)
+{
+	ck_assert_msg(c->drops[why] == 1, "drop %s not counted",
+		      wire_drop_names[why]);
+	ck_assert_uint_eq(drops_total(c), 1);
+}
+
+/* ------------------------------------------- a tiny protobuf writer */
+
+struct pbw {
+	uint8_t buf[8192];
+	size_t len;
+};
+
+static void pbw_varint(struct pbw *w, uint64_t v)
+{
+	do {
+		ck_assert_uint_lt(w->len, sizeof(w->buf));
+		w->buf[w->len++] = (uint8_t)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+		v >>= 7;
+	} while (v != 0);
+}
+
+static void pbw_uint(struct pbw *w, unsigned int field, uint64_t v)
+{
+	pbw_varint(w, (uint64_t)field << 3 | 0);
+	pbw_varint(w, v);
+}
+
+static void pbw_bytes(struct pbw *w, unsigned int field, const void *p,
+		      size_t n)
+{
+	pbw_varint(w, (uint64_t)field << 3 | 2);
+	pbw_varint(w, n);
+	ck_assert_uint_le(w->len + n, sizeof(w->buf));
+	if (n > 0)
+		memcpy(w->buf + w->len, p, n);
+	w->len += n;
+}
+
+static void pbw_message(struct pbw *w, unsigned int field, const struct pbw *m)
+{
+	pbw_bytes(w, field, m->buf, m->len);
+}
+
+/* A Flow by sync.proto's field numbers, with lengths and values to taste. */
+struct raw_flow {
+	size_t vip_len, client_len, backend_len;
+	uint64_t vip_port, client_port, proto, lifetime_ms, flags;
+};
+
+static const struct raw_flow raw_flow_ok = {
+	.vip_len = 4, .client_len = 4, .backend_len = 4,
+	.vip_port = 80, .client_port = 40000, .proto = IPPROTO_TCP,
+	.lifetime_ms = 1000, .flags = WIRE_FLOW_ESTABLISHED,
+};
+
+static void pbw_flow(struct pbw *w, unsigned int field, const struct raw_flow *f)
+{
+	static const uint8_t addr[32] = { 198, 18, 0, 1, 0, 0, 0, 0,
+					  0, 0, 0, 0, 0, 0, 0, 0, 0, 9 };
+	struct pbw m = { .len = 0 };
+
+	pbw_bytes(&m, 1, addr, f->vip_len);
+	pbw_uint(&m, 2, f->vip_port);
+	pbw_uint(&m, 3, f->proto);
+	pbw_bytes(&m, 4, addr, f->client_len);
+	pbw_uint(&m, 5, f->client_port);
+	if (f->backend_len > 0)
+		pbw_bytes(&m, 6, addr, f->backend_len);
+	pbw_uint(&m, 7, f->lifetime_ms);
+	pbw_uint(&m, 8, f->flags);
+	pbw_message(w, field, &m);
+}
+
+enum {
+	SYNC_BODY_NEW = 4,          /* Envelope field numbers in sync.proto */
+	SYNC_BODY_RESYNC_BEGIN = 8,
+	SYNC_BODY_RESYNC_END = 10,
+	SYNC_BODY_UNKNOWN = 15,
+};
+
+/* An Envelope (version, sender, seq 7) with one body. */
+static void pbw_sync(struct pbw *w, uint64_t version, uint64_t sender,
+		     unsigned int body_field, const struct pbw *body)
+{
+	w->len = 0;
+	pbw_uint(w, 1, version);
+	pbw_uint(w, 2, sender);
+	pbw_uint(w, 3, 7);
+	if (body != NULL)
+		pbw_message(w, body_field, body);
+}
+
+/* A NEW batch of one raw entry from node 1. */
+static void pbw_sync_new(struct pbw *w, const struct raw_flow *f)
+{
+	struct pbw batch = { .len = 0 };
+
+	pbw_flow(&batch, 1, f);
+	pbw_sync(w, WIRE_VERSION, 1, SYNC_BODY_NEW, &batch);
+}
+
+/*
+ * Decode w and expect a drop for why, with m and entries untouched and
+ * exactly one counter moved.
+ */
+static void sync_expect_drop(const struct pbw *w, enum wire_drop why, int err)
+{
+	struct wire_flow entries[4], entries_before[4];
+	struct wire_sync_msg m, m_before;
+	struct wire_counters c = { { 0 } };
+
+	memset(&m, 0xa5, sizeof(m));
+	memset(entries, 0xa5, sizeof(entries));
+	memcpy(&m_before, &m, sizeof(m));
+	memcpy(entries_before, entries, sizeof(entries));
+	ck_assert_int_eq(wire_sync_decode(w->buf, w->len, &m, entries, 4, &c), err);
+	assert_one_drop(&c, why);
+	ck_assert_mem_eq(&m, &m_before, sizeof(m));
+	ck_assert_mem_eq(entries, entries_before, sizeof(entries));
+}
+
+/* ------------------------------------------------------- sync: kinds */
+
+#define BATCH_MAX 512
+
+static struct wire_flow src[BATCH_MAX], dst[BATCH_MAX];
+
+/* A message of kind with n entries of mixed families from one seed. */
+static void sync_sample(enum wire_sync_kind kind, size_t n,
+			struct wire_sync_msg *m)
+{
+	static const uint8_t families[3] = { AF_INET, AF_INET6, AF_INET };
+
+	rng_seed(0x5eed0000 + kind);
+	for (size_t i = 0; i < n; i++)
+		flow_random(&src[i], families[i % 3], families[(i / 3) % 2]);
+	*m = (struct wire_sync_msg){
+		.kind = kind,
+		.node_id = 2,
+		.seq = 0x0123456789abcdefull,
+	};
+	switch (kind) {
+	case WIRE_SYNC_RESYNC_REQUEST:
+		m->epoch = 41;
+		m->peer = 0;            /* any donor */
+		break;
+	case WIRE_SYNC_RESYNC_BEGIN:
+		m->epoch = 42;
+		m->peer = 3;
+		break;
+	case WIRE_SYNC_RESYNC_ENTRIES:
+		m->epoch = 42;
+		m->peer = 3;
+		m->entries = src;
+		m->count = n;
+		break;
+	case WIRE_SYNC_RESYNC_END:
+		m->epoch = 42;
+		m->peer = 3;
+		m->entry_count = 123456789;
+		break;
+	default:
+		m->entries = src;
+		m->count = n;
+		break;
+	}
+}
+
+static void sync_roundtrip(const struct wire_sync_msg *m, size_t cap)
+{
+	static uint8_t buf[BATCH_MAX * WIRE_FLOW_ENCODED_MAX + WIRE_SYNC_HEADER_MAX];
+	struct wire_counters c = { { 0 } };
+	struct wire_sync_msg out;
+	size_t len = 0;
+
+	memset(dst, 0, sizeof(dst));
+	ck_assert_int_eq(wire_sync_encode(m, buf, sizeof(buf), &len), 0);
+	ck_assert_uint_eq(len, wire_sync_encoded_size(m));
+	ck_assert_int_eq(wire_sync_decode(buf, len, &out, dst, cap, &c), 0);
+	ck_assert_uint_eq(drops_total(&c), 0);
+
+	ck_assert_uint_eq(out.version, WIRE_VERSION);
+	ck_assert_int_eq(out.kind, m->kind);
+	ck_assert_uint_eq(out.node_id, m->node_id);
+	ck_assert_uint_eq(out.seq, m->seq);
+	ck_assert_uint_eq(out.epoch, m->epoch);
+	ck_assert_uint_eq(out.peer, m->peer);
+	ck_assert_uint_eq(out.entry_count, m->entry_count);
+	ck_assert_uint_eq(out.count, m->count);
+	ck_assert(out.count == 0 ? out.entries == NULL : out.entries == dst);
+	for (size_t i = 0; i < m->count; i++)
+		flow_assert_eq(&m->entries[i], &out.entries[i]);
+}
+
+START_TEST(test_sync_roundtrip_kind)
+{
+	struct wire_sync_msg m;
+
+	sync_sample((enum wire_sync_kind)_i, 30, &m);
+	sync_roundtrip(&m, BATCH_MAX);
+}
+END_TEST
+
+START_TEST(test_sync_roundtrip_v4)
+{
+	struct wire_sync_msg m = { .kind = WIRE_SYNC_NEW, .node_id = 1,
+				   .entries = src, .count = 1 };
+
+	flow_v4(&src[0]);
+	sync_roundtrip(&m, 1);
+}
+END_TEST
+
+START_TEST(test_sync_roundtrip_v6)
+{
+	struct wire_sync_msg m = { .kind = WIRE_SYNC_REFRESH, .node_id = 1,
+				   .entries = src, .count = 1 };
+
+	flow_v6(&src[0]);
+	sync_roundtrip(&m, 1);
+}
+END_TEST
+
+/* IPv4 VIP through an IPv6 tunnel and the other way round. */
+START_TEST(test_sync_roundtrip_mixed_families)
+{
+	struct wire_sync_msg m = { .kind = WIRE_SYNC_CLOSE, .node_id = 9,
+				   .entries = src, .count = 2 };
+
+	flow_max(&src[0], AF_INET, AF_INET6);
+	flow_max(&src[1], AF_INET6, AF_INET);
+	sync_roundtrip(&m, 2);
+}
+END_TEST
+
+/* cap entries exactly fill the buffer: accepted. */
+START_TEST(test_sync_roundtrip_max_entries)
+{
+	struct wire_sync_msg m;
+
+	sync_sample(WIRE_SYNC_RESYNC_ENTRIES, BATCH_MAX, &m);
+	sync_roundtrip(&m, BATCH_MAX);
+}
+END_TEST
+
+START_TEST(test_sync_roundtrip_empty_batch)
+{
+	struct wire_sync_msg m = { .kind = WIRE_SYNC_NEW, .node_id = 1 };
+
+	sync_roundtrip(&m, 0);
+}
+END_TEST
+
+/* ------------------------------------------------------- sync: sizes */
+
+START_TEST(test_sync_entry_size_v4)
+{
+	struct wire_flow f;
+
+	/* syncd's batching assumes an IPv4 entry of at most 48 bytes */
+	flow_v4(&f);
+	ck_assert_uint_le(wire_flow_encoded_size(&f), 48);
+	flow_max(&f, AF_INET, AF_INET);
+	ck_assert_uint_eq(wire_flow_encoded_size(&f), WIRE_FLOW_ENCODED_MAX_V4);
+	ck_assert_uint_le(WIRE_FLOW_ENCODED_MAX_V4, 48);
+}
+END_TEST
+
+START_TEST(test_sync_entry_size_bounds)
+{
+	struct wire_flow f;
+
+	flow_max(&f, AF_INET6, AF_INET6);
+	ck_assert_uint_eq(wire_flow_encoded_size(&f), WIRE_FLOW_ENCODED_MAX);
+	/* The smallest valid entry: IPv4, no ports, no lifetime, no flags. */
+	flow_v4(&f);
+	f.vip_port = f.client_port = 0;
+	f.lifetime_ms = f.flags = 0;
+	ck_assert_uint_eq(wire_flow_encoded_size(&f), WIRE_FLOW_ENCODED_MIN);
+	f.proto = IPPROTO_ICMP;
+	ck_assert_uint_eq(wire_flow_encoded_size(&f), 0);
+}
+END_TEST
+
+/* Header + sum of entries bounds every message, entries or not. */
+START_TEST(test_sync_batch_size_bound)
+{
+	struct wire_sync_msg m;
+	size_t sum = 0, size;
+
+	sync_sample(WIRE_SYNC_RESYNC_ENTRIES, BATCH_MAX, &m);
+	m.node_id = m.peer = m.epoch = UINT32_MAX;
+	m.seq = UINT64_MAX;
+	for (size_t i = 0; i < m.count; i++)
+		sum += wire_flow_encoded_size(&m.entries[i]);
+	size = wire_sync_encoded_size(&m);
+	ck_assert_uint_ge(size, sum);
+	ck_assert_uint_le(size, sum + WIRE_SYNC_HEADER_MAX);
+
+	m.kind = WIRE_SYNC_RESYNC_END;
+	m.entry_count = UINT64_MAX;
+	ck_assert_uint_le(wire_sync_encoded_size(&m), WIRE_SYNC_HEADER_MAX);
+}
+END_TEST
+
+START_TEST(test_sync_enospc)
+{
+	uint8_t buf[256], before[256];
+	struct wire_sync_msg m;
+	size_t need, len = 0;
+
+	sync_sample(WIRE_SYNC_NEW, 3, &m);
+	need = wire_sync_encoded_size(&m);
+	ck_assert_uint_lt(need, sizeof(buf));
+	memset(buf, 0x5a, sizeof(buf));
+	memcpy(before, buf, sizeof(buf));
+	ck_assert_int_eq(wire_sync_encode(&m, buf, need - 1, &len), -ENOSPC);
+	ck_assert_uint_eq(len, need);
+	ck_assert_mem_eq(buf, before, sizeof(buf));
+	ck_assert_int_eq(wire_sync_encode(&m, buf, 0, &len), -ENOSPC);
+	ck_assert_int_eq(wire_sync_encode(&m, buf, need, &len), 0);
+	ck_assert_uint_eq(len, need);
+}
+END_TEST
+
+/* The encoder never sends what a peer would drop. */
+START_TEST(test_sync_encode_invalid)
+{
+	struct wire_sync_msg m, bad;
+	uint8_t buf[1024];
+	size_t len;
+
+	sync_sample(WIRE_SYNC_NEW, 2, &m);
+	bad = m;
+	bad.node_id = 0;
+	ck_assert_int_eq(wire_sync_encode(&bad, buf, sizeof(buf), &len), -EINVAL);
+	bad = m;
+	bad.kind = WIRE_SYNC_KIND_MAX;
+	ck_assert_int_eq(wire_sync_encode(&bad, buf, sizeof(buf), &len), -EINVAL);
+	bad = m;
+	bad.entries = NULL;
+	ck_assert_int_eq(wire_sync_encode(&bad, buf, sizeof(buf), &len), -EINVAL);
+	src[1].proto = IPPROTO_ICMP;
+	ck_assert_int_eq(wire_sync_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	src[1].proto = IPPROTO_UDP;
+	src[1].backend_family = 0;
+	ck_assert(!wire_flow_is_valid(&src[1]));
+	ck_assert_int_eq(wire_sync_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	src[1].backend_family = AF_INET;
+	src[1].family = AF_UNIX;
+	ck_assert_int_eq(wire_sync_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ck_assert_uint_eq(wire_sync_encoded_size(&m), 0);
+
+	sync_sample(WIRE_SYNC_RESYNC_BEGIN, 0, &m);
+	bad = m;
+	bad.epoch = 0;
+	ck_assert_int_eq(wire_sync_encode(&bad, buf, sizeof(buf), &len), -EINVAL);
+	bad = m;
+	bad.peer = 0;
+	ck_assert_int_eq(wire_sync_encode(&bad, buf, sizeof(buf), &len), -EINVAL);
+}
+END_TEST
+
+/* -------------------------------------------------- sync: bad input */
+
+/* A hand-written message decodes: the field numbers are sync.proto's. */
+START_TEST(test_sync_raw_valid)
+{
+	struct wire_counters c = { { 0 } };
+	struct wire_sync_msg m;
+	struct wire_flow f;
+	struct pbw w;
+
+	pbw_sync_new(&w, &raw_flow_ok);
+	ck_assert_int_eq(wire_sync_decode(w.buf, w.len, &m, &f, 1, &c), 0);
+	ck_assert_int_eq(m.kind, WIRE_SYNC_NEW);
+	ck_assert_uint_eq(m.node_id, 1);
+	ck_assert_uint_eq(m.seq, 7);
+	ck_assert_uint_eq(m.count, 1);
+	ck_assert_uint_eq(f.family, AF_INET);
+	ck_assert_uint_eq(f.vip_port, 80);
+	ck_assert_uint_eq(f.client_port, 40000);
+	ck_assert_uint_eq(f.proto, IPPROTO_TCP);
+	ck_assert_uint_eq(f.lifetime_ms, 1000);
+	ck_assert_uint_eq(f.vip[0], 198);
+	ck_assert_uint_eq(f.vip[4], 0);
+}
+END_TEST
+
+START_TEST(test_sync_bad_version)
+{
+	struct pbw batch = { .len = 0 }, w;
+
+	pbw_flow(&batch, 1, &raw_flow_ok);
+	pbw_sync(&w, WIRE_VERSION + 1, 1, SYNC_BODY_NEW, &batch);
+	sync_expect_drop(&w, WIRE_DROP_BAD_VERSION, -EPROTONOSUPPORT);
+	pbw_sync(&w, 0, 1, SYNC_BODY_NEW, &batch);
+	sync_expect_drop(&w, WIRE_DROP_BAD_VERSION, -EPROTONOSUPPORT);
+}
+END_TEST
+
+START_TEST(test_sync_unknown_kind)
+{
+	struct pbw body = { .len = 0 }, w;
+
+	pbw_uint(&body, 1, 42);
+	pbw_sync(&w, WIRE_VERSION, 1, SYNC_BODY_UNKNOWN, &body);
+	sync_expect_drop(&w, WIRE_DROP_UNKNOWN_KIND, -EBADMSG);
+	pbw_sync(&w, WIRE_VERSION, 1, 0, NULL);
+	sync_expect_drop(&w, WIRE_DROP_UNKNOWN_KIND, -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_sync_bad_sender)
+{
+	struct pbw batch = { .len = 0 }, body = { .len = 0 }, w;
+
+	pbw_flow(&batch, 1, &raw_flow_ok);
+	pbw_sync(&w, WIRE_VERSION, 0, SYNC_BODY_NEW, &batch);
+	sync_expect_drop(&w, WIRE_DROP_BAD_SENDER, -EBADMSG);
+	/* a resync BEGIN serving requester 0 */
+	pbw_uint(&body, 1, 5);
+	pbw_sync(&w, WIRE_VERSION, 1, SYNC_BODY_RESYNC_BEGIN, &body);
+	sync_expect_drop(&w, WIRE_DROP_BAD_SENDER, -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_sync_bad_epoch)
+{
+	struct pbw body = { .len = 0 }, w;
+
+	pbw_uint(&body, 2, 3);      /* requester 3, epoch left at 0 */
+	pbw_uint(&body, 3, 10);
+	pbw_sync(&w, WIRE_VERSION, 1, SYNC_BODY_RESYNC_END, &body);
+	sync_expect_drop(&w, WIRE_DROP_BAD_EPOCH, -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_sync_bad_address)
+{
+	struct raw_flow f = raw_flow_ok;
+	struct pbw w;
+
+	f.vip_len = f.client_len = 5;
+	pbw_sync_new(&w, &f);
+	sync_expect_drop(&w, WIRE_DROP_BAD_ADDRESS, -EBADMSG);
+	f = raw_flow_ok;
+	f.client_len = 16;          /* families differ */
+	pbw_sync_new(&w, &f);
+	sync_expect_drop(&w, WIRE_DROP_BAD_ADDRESS, -EBADMSG);
+	f = raw_flow_ok;
+	f.backend_len = 5;
+	pbw_sync_new(&w, &f);
+	sync_expect_drop(&w, WIRE_DROP_BAD_ADDRESS, -EBADMSG);
+	f = raw_flow_ok;
+	f.backend_len = 0;          /* no backend */
+	pbw_sync_new(&w, &f);
+	sync_expect_drop(&w, WIRE_DROP_BAD_ADDRESS, -EBADMSG);
+	f = raw_flow_ok;
+	f.vip_len = f.client_len = 0;
+	pbw_sync_new(&w, &f);
+	sync_expect_drop(&w, WIRE_DROP_BAD_ADDRESS, -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_sync_bad_protocol)
+{
+	struct raw_flow f = raw_flow_ok;
+	struct pbw w;
+
+	f.proto = IPPROTO_ICMP;
+	pbw_sync_new(&w, &f);
+	sync_expect_drop(&w, WIRE_DROP_BAD_PROTOCOL, -EBADMSG);
+	f.proto = 0;
+	pbw_sync_new(&w, &f);
+	sync_expect_drop(&w, WIRE_DROP_BAD_PROTOCOL, -EBADMSG);
+}
+END_TEST
+
+START_TEST(test_sync_bad_port)
+{
+	struct raw_flow f = raw_flow_ok;
+	struct pbw w;
+
+	f.client_port = 65536;
+	pbw_sync_new(&w, &f);
+	sync_expect_drop(&w, WIRE_DROP_BAD_PORT, -EBADMSG);
+}
+END_TEST
+
+/* One entry past cap: dropped whole, the caller's buffer untouched. */
+START_TEST(test_sync_too_many_entries)
+{
+	struct pbw batch = { .len = 0 }, w;
+
+	for (int i = 0; i < 5; i++)
+		pbw_flow(&batch, 1, &raw_flow_ok);
+	pbw_sync(&w, WIRE_VERSION, 1, SYNC_BODY_NEW, &batch);
+	sync_expect_drop(&w, WIRE_DROP_TOO_MANY_ENTRIES, -EMSGSIZE);
+}
+END_TEST
+
+/* Later senders may add flag bits and fields: ignored, not dropped. */
+START_TEST(test_sync_unknown_flags_and_fields)
+{
+	struct raw_flow f = raw_flow_ok;
+	struct wire_counters c = { { 0 } };
+	struct pbw batch = { .len = 0 }, w;
+	struct wire_sync_msg m;
+	struct wire_flow out;
+
+	f.flags = 0xffffffff;
+	pbw_flow(&batch, 1, &f);
+	pbw_uint(&batch, 9, 1);     /* unknown Batch field */
+	pbw_sync(&w, WIRE_VERSION, 1, SYNC_BODY_NEW, &batch);
+	pbw_uint(&w, 20, 77);       /* unknown Envelope field */
+	ck_assert_int_eq(wire_sync_decode(w.buf, w.len, &m, &out, 1, &c), 0);
+	ck_assert_uint_eq(out.flags, WIRE_FLOW_FLAGS_ALL);
+	ck_assert_uint_eq(drops_total(&c), 0);
+}
+END_TEST
+
+/* Every prefix of a valid message: rejected, one counter each, no crash. */
+START_TEST(test_sync_truncated)
+{
+	static uint8_t buf[4096];
+	struct wire_counters c = { { 0 } };
+	struct wire_sync_msg m, out;
+	size_t len, rejected = 0;
+
+	sync_sample(WIRE_SYNC_NEW, 20, &m);
+	ck_assert_int_eq(wire_sync_encode(&m, buf, sizeof(buf), &len), 0);
+	for (size_t n = 0; n < len; n++) {
+		/* each prefix in a buffer of its own, so valgrind sees overreads */
+		uint8_t *p = malloc(n > 0 ? n : 1);
+
+		ck_assert_ptr_nonnull(p);
+		memcpy(p, buf, n);
+		if (wire_sync_decode(p, n, &out, dst, BATCH_MAX, &c) < 0)
+			rejected++;
+		free(p);
+	}
+	ck_assert_uint_eq(rejected, len);
+	ck_assert_uint_eq(drops_total(&c), rejected);
+	ck_assert_uint_ge(c.drops[WIRE_DROP_TRUNCATED], len * 9 / 10);
+}
+END_TEST
+
+START_TEST(test_sync_garbage)
+{
+	static uint8_t valid[4096];
+	struct wire_counters c = { { 0 } };
+	struct wire_sync_msg m, out;
+	size_t vlen, rejected = 0;
+	uint8_t buf[600];
+	int n;
+
+	rng_seed(0xbad5eed);
+	for (n = 0; n < 3000; n++) {
+		size_t len = rng_below(sizeof(buf));
+
+		for (size_t i = 0; i < len; i++)
+			buf[i] = (uint8_t)rng_next();
+		if (wire_sync_decode(buf, len, &out, dst, BATCH_MAX, &c) < 0)
+			rejected++;
+	}
+	/* valid messages with a few random bytes changed */
+	sync_sample(WIRE_SYNC_RESYNC_ENTRIES, 8, &m);
+	ck_assert_int_eq(wire_sync_encode(&m, valid, sizeof(valid), &vlen), 0);
+	ck_assert_uint_le(vlen, sizeof(buf));
+	for (; n < 6000; n++) {
+		memcpy(buf, valid, vlen);
+		for (int k = 1 + rng_below(3); k > 0; k--)
+			buf[rng_below((uint32_t)vlen)] = (uint8_t)rng_next();
+		if (wire_sync_decode(buf, vlen, &out, dst, BATCH_MAX, &c) < 0)
+			rejected++;
+	}
+	ck_assert_uint_gt(rejected, 3000);
+	ck_assert_uint_eq(drops_total(&c), rejected);
+	ck_assert_uint_gt(c.drops[WIRE_DROP_TRUNCATED], 0);
+}
+END_TEST
+
+/* ---------------------------------------------------- control: kinds */
+
+static struct wire_ctl_counter sample_counters[3];
+static struct wire_ctl_vip sample_vips[2];
+static struct wire_ctl_backend sample_backends[3];
+static struct wire_ctl_ownership_entry sample_owned[2];
+
+static void ctl_sample_vip_list(struct wire_ctl_msg *m)
+{
+	memset(sample_vips, 0, sizeof(sample_vips));
+	memset(sample_backends, 0, sizeof(sample_backends));
+	strcpy(sample_vips[0].name, "web");
+	sample_vips[0].family = AF_INET;
+	sample_vips[0].proto = IPPROTO_TCP;
+	sample_vips[0].port = 443;
+	addr_fill(AF_INET, sample_vips[0].address);
+	sample_vips[0].owned = true;
+	sample_vips[0].backends = 3;
+	sample_vips[0].backends_up = 2;
+	sample_vips[0].flows = 1u << 20;
+	strcpy(sample_vips[1].name, "dns6");
+	sample_vips[1].family = AF_INET6;
+	sample_vips[1].proto = IPPROTO_UDP;
+	addr_fill(AF_INET6, sample_vips[1].address);
+	for (int i = 0; i < 3; i++) {
+		strcpy(sample_backends[i].vip, "web");
+		sample_backends[i].family = i == 2 ? AF_INET6 : AF_INET;
+		addr_fill(sample_backends[i].family, sample_backends[i].address);
+		sample_backends[i].weight = 100 * (uint32_t)i;
+		sample_backends[i].state = (enum wire_backend_state)i;
+	}
+	m->vip_list = (struct wire_ctl_vip_list){
+		.vips = sample_vips, .n_vips = 2,
+		.backends = sample_backends, .n_backends = 3,
+	};
+}
+
+/* Bodies with arrays or entries. */
+static void ctl_sample_arrays(struct wire_ctl_msg *m)
+{
+	switch (m->kind) {
+	case WIRE_CTL_COUNTERS_RESPONSE:
+		memset(sample_counters, 0, sizeof(sample_counters));
+		strcpy(sample_counters[0].scope, "worker0");
+		strcpy(sample_counters[0].name, "rx_packets");
+		sample_counters[0].value = UINT64_MAX;
+		strcpy(sample_counters[1].scope, "sync");
+		strcpy(sample_counters[1].name, "drop_truncated");
+		memset(sample_counters[2].scope, 's', WIRE_NAME_MAX - 1);
+		memset(sample_counters[2].name, 'n', WIRE_NAME_MAX - 1);
+		m->counters.counters = sample_counters;
+		m->counters.count = 3;
+		break;
+	case WIRE_CTL_VIP_LIST_RESPONSE:
+		ctl_sample_vip_list(m);
+		break;
+	case WIRE_CTL_OWNERSHIP_SET:
+		memset(sample_owned, 0, sizeof(sample_owned));
+		strcpy(sample_owned[0].vip, "web");
+		sample_owned[0].owned = true;
+		strcpy(sample_owned[1].vip, "dns6");
+		m->ownership = (struct wire_ctl_ownership){
+			.vips = sample_owned, .count = 2, .announce = true,
+		};
+		break;
+	case WIRE_CTL_DUMP_RESPONSE:
+		for (int i = 0; i < 50; i++)
+			flow_random(&src[i], i % 2 ? AF_INET : AF_INET6, AF_INET);
+		m->dump = (struct wire_ctl_dump){
+			.entries = src, .count = 50, .next_cursor = 0x1234,
+		};
+		break;
+	case WIRE_CTL_EXPORT_BATCH:
+	case WIRE_CTL_IMPORT_BATCH:
+		for (int i = 0; i < 10; i++)
+			flow_random(&src[i], AF_INET, AF_INET6);
+		m->flows = (struct wire_ctl_flows){
+			.event = m->kind == WIRE_CTL_EXPORT_BATCH ?
+				WIRE_FLOW_EVENT_CLOSE : WIRE_FLOW_EVENT_NEW,
+			.entries = src, .count = 10,
+			.dropped = m->kind == WIRE_CTL_EXPORT_BATCH ? 5 : 0,
+			.peer = m->kind == WIRE_CTL_IMPORT_BATCH ? 2 : 0,
+		};
+		break;
+	default:
+		break;
+	}
+}
+
+/* Bodies of plain fields. */
+static void ctl_sample_body(struct wire_ctl_msg *m)
+{
+	switch (m->kind) {
+	case WIRE_CTL_STATUS_RESPONSE:
+		m->status = (struct wire_ctl_status){
+			.node_id = 3, .workers = 2, .ports = 1, .vips = 5,
+			.vips_owned = 2, .uptime_ms = 123456789012ull,
+			.flows_local = 1000000, .flows_synced = 2000000,
+		};
+		break;
+	case WIRE_CTL_COUNTERS_REQUEST:
+		strcpy(m->counters_request.scope, "worker");
+		break;
+	case WIRE_CTL_VIP_LIST_REQUEST:
+		strcpy(m->vip_list_request.name, "web");
+		m->vip_list_request.backends = true;
+		break;
+	case WIRE_CTL_BACKEND_SET:
+		strcpy(m->backend_set.vip, "web");
+		m->backend_set.family = AF_INET6;
+		addr_fill(AF_INET6, m->backend_set.backend);
+		m->backend_set.action = WIRE_BACKEND_SET_WEIGHT;
+		m->backend_set.weight = 250;
+		break;
+	case WIRE_CTL_RELOAD_REQUEST:
+		m->reload_request.check_only = true;
+		break;
+	case WIRE_CTL_RELOAD_RESULT:
+		strcpy(m->reload_result.error, "maglb.conf:12: unknown key 'foo'");
+		break;
+	case WIRE_CTL_FLOW_LOOKUP_REQUEST:
+		flow_v4(&m->lookup_key);
+		m->lookup_key.backend_family = 0;
+		memset(m->lookup_key.backend, 0, WIRE_ADDR_MAX);
+		m->lookup_key.lifetime_ms = m->lookup_key.flags = 0;
+		break;
+	case WIRE_CTL_FLOW_LOOKUP_RESPONSE:
+		m->lookup.table = WIRE_FLOW_TABLE_WORKER;
+		m->lookup.worker = 1;
+		flow_v6(&m->lookup.flow);
+		break;
+	case WIRE_CTL_DUMP_REQUEST:
+		m->dump_request.cursor = 77;
+		m->dump_request.limit = 100;
+		break;
+	case WIRE_CTL_EXPORT_SUBSCRIBE:
+		m->export_subscribe.enable = true;
+		break;
+	case WIRE_CTL_ERROR:
+		m->error.code = ENOENT;
+		strcpy(m->error.message, "no such vip");
+		break;
+	default:
+		ctl_sample_arrays(m);
+		break;
+	}
+}
+
+static void ctl_sample(enum wire_ctl_kind kind, struct wire_ctl_msg *m)
+{
+	rng_seed(0xc0de0000 + kind);
+	memset(m, 0, sizeof(*m));
+	m->kind = kind;
+	m->request_id = 1000 + kind;
+	ctl_sample_body(m);
+}
+
+/* Array fields of decoded messages, element by element. */
+static void ctl_assert_arrays_eq(const struct wire_ctl_msg *a,
+				 const struct wire_ctl_msg *b)
+{
+	switch (a->kind) {
+	case WIRE_CTL_COUNTERS_RESPONSE:
+		ck_assert_uint_eq(a->counters.count, b->counters.count);
+		for (size_t i = 0; i < a->counters.count; i++) {
+			ck_assert_str_eq(a->counters.counters[i].scope,
+					 b->counters.counters[i].scope);
+			ck_assert_str_eq(a->counters.counters[i].name,
+					 b->counters.counters[i].name);
+			ck_assert_uint_eq(a->counters.counters[i].value,
+					  b->counters.counters[i].value);
+		}
+		break;
+	case WIRE_CTL_VIP_LIST_RESPONSE:
+		ck_assert_uint_eq(a->vip_list.n_vips, b->vip_list.n_vips);
+		ck_assert_uint_eq(a->vip_list.n_backends, b->vip_list.n_backends);
+		for (size_t i = 0; i < a->vip_list.n_vips; i++) {
+			const struct wire_ctl_vip *x = &a->vip_list.vips[i];
+			const struct wire_ctl_vip *y = &b->vip_list.vips[i];
+
+			ck_assert_str_eq(x->name, y->name);
+			ck_assert_uint_eq(x->family, y->family);
+			ck_assert_uint_eq(x->proto, y->proto);
+			ck_assert_uint_eq(x->port, y->port);
+			ck_assert_mem_eq(x->address, y->address, WIRE_ADDR_MAX);
+			ck_assert_int_eq(x->owned, y->owned);
+			ck_assert_uint_eq(x->backends_up, y->backends_up);
+			ck_assert_uint_eq(x->flows, y->flows);
+		}
+		for (size_t i = 0; i < a->vip_list.n_backends; i++) {
+			const struct wire_ctl_backend *x = &a->vip_list.backends[i];
+			const struct wire_ctl_backend *y = &b->vip_list.backends[i];
+
+			ck_assert_str_eq(x->vip, y->vip);
+			ck_assert_uint_eq(x->family, y->family);
+			ck_assert_mem_eq(x->address, y->address, WIRE_ADDR_MAX);
+			ck_assert_uint_eq(x->weight, y->weight);
+			ck_assert_int_eq(x->state, y->state);
+		}
+		break;
+	case WIRE_CTL_OWNERSHIP_SET:
+		ck_assert_uint_eq(a->ownership.count, b->ownership.count);
+		ck_assert_int_eq(a->ownership.announce, b->ownership.announce);
+		for (size_t i = 0; i < a->ownership.count; i++) {
+			ck_assert_str_eq(a->ownership.vips[i].vip,
+					 b->ownership.vips[i].vip);
+			ck_assert_int_eq(a->ownership.vips[i].owned,
+					 b->ownership.vips[i].owned);
+		}
+		break;
+	case WIRE_CTL_DUMP_RESPONSE:
+		ck_assert_uint_eq(a->dump.count, b->dump.count);
+		ck_assert_uint_eq(a->dump.next_cursor, b->dump.next_cursor);
+		for (size_t i = 0; i < a->dump.count; i++)
+			flow_assert_eq(&a->dump.entries[i], &b->dump.entries[i]);
+		break;
+	case WIRE_CTL_EXPORT_BATCH:
+	case WIRE_CTL_IMPORT_BATCH:
+		ck_assert_int_eq(a->flows.event, b->flows.event);
+		ck_assert_uint_eq(a->flows.count, b->flows.count);
+		ck_assert_uint_eq(a->flows.dropped, b->flows.dropped);
+		ck_assert_uint_eq(a->flows.peer, b->flows.peer);
+		for (size_t i = 0; i < a->flows.count; i++)
+			flow_assert_eq(&a->flows.entries[i], &b->flows.entries[i]);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Bodies without arrays: field by field. */
+static void ctl_assert_eq(const struct wire_ctl_msg *a,
+			  const struct wire_ctl_msg *b)
+{
+	ck_assert_int_eq(a->kind, b->kind);
+	ck_assert_uint_eq(a->request_id, b->request_id);
+	switch (a->kind) {
+	case WIRE_CTL_STATUS_RESPONSE:
+		ck_assert_uint_eq(a->status.node_id, b->status.node_id);
+		ck_assert_uint_eq(a->status.workers, b->status.workers);
+		ck_assert_uint_eq(a->status.ports, b->status.ports);
+		ck_assert_uint_eq(a->status.vips, b->status.vips);
+		ck_assert_uint_eq(a->status.vips_owned, b->status.vips_owned);
+		ck_assert_uint_eq(a->status.uptime_ms, b->status.uptime_ms);
+		ck_assert_uint_eq(a->status.flows_local, b->status.flows_local);
+		ck_assert_uint_eq(a->status.flows_synced, b->status.flows_synced);
+		break;
+	case WIRE_CTL_COUNTERS_REQUEST:
+		ck_assert_str_eq(a->counters_request.scope, b->counters_request.scope);
+		break;
+	case WIRE_CTL_VIP_LIST_REQUEST:
+		ck_assert_str_eq(a->vip_list_request.name, b->vip_list_request.name);
+		ck_assert_int_eq(a->vip_list_request.backends,
+				 b->vip_list_request.backends);
+		break;
+	case WIRE_CTL_BACKEND_SET:
+		ck_assert_str_eq(a->backend_set.vip, b->backend_set.vip);
+		ck_assert_uint_eq(a->backend_set.family, b->backend_set.family);
+		ck_assert_mem_eq(a->backend_set.backend, b->backend_set.backend,
+				 WIRE_ADDR_MAX);
+		ck_assert_int_eq(a->backend_set.action, b->backend_set.action);
+		ck_assert_uint_eq(a->backend_set.weight, b->backend_set.weight);
+		break;
+	case WIRE_CTL_RELOAD_REQUEST:
+		ck_assert_int_eq(a->reload_request.check_only,
+				 b->reload_request.check_only);
+		break;
+	case WIRE_CTL_RELOAD_RESULT:
+		ck_assert_int_eq(a->reload_result.ok, b->reload_result.ok);
+		ck_assert_str_eq(a->reload_result.error, b->reload_result.error);
+		break;
+	case WIRE_CTL_FLOW_LOOKUP_REQUEST:
+		flow_assert_eq(&a->lookup_key, &b->lookup_key);
+		break;
+	case WIRE_CTL_FLOW_LOOKUP_RESPONSE:
+		ck_assert_int_eq(a->lookup.table, b->lookup.table);
+		ck_assert_uint_eq(a->lookup.worker, b->lookup.worker);
+		flow_assert_eq(&a->lookup.flow, &b->lookup.flow);
+		break;
+	case WIRE_CTL_DUMP_REQUEST:
+		ck_assert_uint_eq(a->dump_request.cursor, b->dump_request.cursor);
+		ck_assert_uint_eq(a->dump_request.limit, b->dump_request.limit);
+		ck_assert_str_eq(a->dump_request.vip, b->dump_request.vip);
+		break;
+	case WIRE_CTL_EXPORT_SUBSCRIBE:
+		ck_assert_int_eq(a->export_subscribe.enable,
+				 b->export_subscribe.enable);
+		break;
+	case WIRE_CTL_ERROR:
+		ck_assert_int_eq(a->error.code, b->error.code);
+		ck_assert_str_eq(a->error.message, b->error.message);
+		break;
+	default:
+		ctl_assert_arrays_eq(a, b);
+		break;
+	}
+}
+
+static size_t ctl_encode(const struct wire_ctl_msg *m, uint8_t *buf, size_t len)
+{
+	size_t out = 0;
+
+	ck_assert_int_eq(wire_ctl_encode(m, buf, len, &out), 0);
+	ck_assert_uint_eq(out, wire_ctl_encoded_size(m));
+	return out;
+}
+
+START_TEST(test_ctl_roundtrip_kind)
+{
+	static uint8_t buf[16384], again[16384];
+	struct wire_counters c = { { 0 } };
+	struct wire_ctl_msg m, out;
+	size_t len;
+
+	ctl_sample((enum wire_ctl_kind)_i, &m);
+	len = ctl_encode(&m, buf, sizeof(buf));
+	ck_assert_int_eq(wire_ctl_decode(buf, len, &out, &c), 0);
+	ck_assert_uint_eq(drops_total(&c), 0);
+	ck_assert_uint_eq(out.version, WIRE_VERSION);
+	ctl_assert_eq(&m, &out);
+	/* and what was decoded encodes to the same bytes */
+	ck_assert_uint_eq(ctl_encode(&out, again, sizeof(again)), len);
+	ck_assert_mem_eq(buf, again, len);
+	wire_ctl_msg_free(&out);
+	ck_assert_int_eq(out.kind, 0);
+	ck_assert_ptr_null(out.counters.counters);
+}
+END_TEST
+
+START_TEST(test_ctl_empty_arrays)
+{
+	struct wire_counters c = { { 0 } };
+	struct wire_ctl_msg m, out;
+	uint8_t buf[64];
+	size_t len;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = WIRE_CTL_DUMP_RESPONSE;
+	len = ctl_encode(&m, buf, sizeof(buf));
+	ck_assert_int_eq(wire_ctl_decode(buf, len, &out, &c), 0);
+	ck_assert_uint_eq(out.dump.count, 0);
+	ck_assert_ptr_null(out.dump.entries);
+	wire_ctl_msg_free(&out);
+	wire_ctl_msg_free(NULL);
+}
+END_TEST
+
+START_TEST(test_ctl_enospc)
+{
+	uint8_t buf[16];
+	struct wire_ctl_msg m;
+	size_t len = 0;
+
+	ctl_sample(WIRE_CTL_RELOAD_RESULT, &m);
+	ck_assert_uint_gt(wire_ctl_encoded_size(&m), sizeof(buf));
+	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -ENOSPC);
+	ck_assert_uint_eq(len, wire_ctl_encoded_size(&m));
+}
+END_TEST
+
+START_TEST(test_ctl_encode_invalid)
+{
+	struct wire_ctl_msg m;
+	uint8_t buf[4096];
+	size_t len;
+
+	ctl_sample(WIRE_CTL_COUNTERS_REQUEST, &m);
+	memset(m.counters_request.scope, 'x', WIRE_NAME_MAX);  /* no NUL */
+	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ctl_sample(WIRE_CTL_BACKEND_SET, &m);
+	m.backend_set.action = WIRE_BACKEND_ACTION_MAX;
+	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ctl_sample(WIRE_CTL_VIP_LIST_RESPONSE, &m);
+	sample_vips[1].proto = IPPROTO_ICMP;
+	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ctl_sample(WIRE_CTL_EXPORT_BATCH, &m);
+	m.flows.entries = NULL;
+	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ctl_sample(WIRE_CTL_ERROR, &m);
+	m.kind = WIRE_CTL_KIND_MAX;
+	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ck_assert_uint_eq(wire_ctl_encoded_size(&m), 0);
+}
+END_TEST
+
+/* ------------------------------------------------ control: bad input */
+
+enum {
+	CTL_BODY_COUNTERS_REQUEST = 12,  /* Envelope field numbers */
+	CTL_BODY_BACKEND_SET = 16,
+	CTL_BODY_FLOW_LOOKUP_REQUEST = 20,
+	CTL_BODY_EXPORT_BATCH = 25,
+	CTL_BODY_UNKNOWN = 99,
+};
+
+static void pbw_ctl(struct pbw *w, uint64_t version, unsigned int body_field,
+		    const struct pbw *body)
+{
+	w->len = 0;
+	pbw_uint(w, 1, version);
+	pbw_uint(w, 2, 5);
+	pbw_message(w, body_field, body);
+}
+
+static void ctl_expect_drop(const struct pbw *w, enum wire_drop why)
+{
+	struct wire_counters c = { { 0 } };
+	struct wire_ctl_msg m, before;
+
+	memset(&m, 0xa5, sizeof(m));
+	memcpy(&before, &m, sizeof(m));
+	ck_assert_int_lt(wire_ctl_decode(w->buf, w->len, &m, &c), 0);
+	assert_one_drop(&c, why);
+	ck_assert_mem_eq(&m, &before, sizeof(m));
+}
+
+START_TEST(test_ctl_bad_version)
+{
+	struct pbw body = { .len = 0 }, w;
+
+	pbw_ctl(&w, 2, CTL_BODY_COUNTERS_REQUEST, &body);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_VERSION);
+}
+END_TEST
+
+START_TEST(test_ctl_unknown_kind)
+{
+	struct pbw body = { .len = 0 }, w;
+
+	pbw_ctl(&w, WIRE_VERSION, CTL_BODY_UNKNOWN, &body);
+	ctl_expect_drop(&w, WIRE_DROP_UNKNOWN_KIND);
+}
+END_TEST
+
+START_TEST(test_ctl_bad_string)
+{
+	char scope[WIRE_NAME_MAX];
+	struct pbw body = { .len = 0 }, w;
+
+	memset(scope, 'x', sizeof(scope));
+	pbw_bytes(&body, 1, scope, sizeof(scope));
+	pbw_ctl(&w, WIRE_VERSION, CTL_BODY_COUNTERS_REQUEST, &body);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_STRING);
+}
+END_TEST
+
+START_TEST(test_ctl_bad_enum)
+{
+	static const uint8_t addr[4] = { 198, 18, 0, 7 };
+	struct pbw body = { .len = 0 }, w;
+
+	pbw_bytes(&body, 1, "web", 3);
+	pbw_bytes(&body, 2, addr, sizeof(addr));
+	pbw_uint(&body, 3, 9);      /* no such action */
+	pbw_ctl(&w, WIRE_VERSION, CTL_BODY_BACKEND_SET, &body);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_ENUM);
+	body.len = 0;
+	pbw_bytes(&body, 1, "web", 3);
+	pbw_bytes(&body, 2, addr, sizeof(addr));  /* action left unspecified */
+	pbw_ctl(&w, WIRE_VERSION, CTL_BODY_BACKEND_SET, &body);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_ENUM);
+}
+END_TEST
+
+START_TEST(test_ctl_bad_flows)
+{
+	struct raw_flow f = raw_flow_ok;
+	struct pbw body = { .len = 0 }, w;
+
+	pbw_ctl(&w, WIRE_VERSION, CTL_BODY_FLOW_LOOKUP_REQUEST, &body);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_ADDRESS);     /* no key */
+	f.vip_len = f.client_len = 5;
+	pbw_flow(&body, 1, &f);
+	pbw_ctl(&w, WIRE_VERSION, CTL_BODY_FLOW_LOOKUP_REQUEST, &body);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_ADDRESS);
+	body.len = 0;
+	f = raw_flow_ok;
+	f.proto = IPPROTO_ICMP;
+	pbw_uint(&body, 1, 1);      /* event NEW */
+	pbw_flow(&body, 2, &raw_flow_ok);
+	pbw_flow(&body, 2, &f);
+	pbw_ctl(&w, WIRE_VERSION, CTL_BODY_EXPORT_BATCH, &body);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_PROTOCOL);
+}
+END_TEST
+
+/* Prefixes and mutations of control messages: no crash, nothing leaked. */
+START_TEST(test_ctl_truncated_and_garbage)
+{
+	static uint8_t valid[16384], buf[16384];
+	struct wire_counters c = { { 0 } };
+	size_t len, rejected = 0, tried = 0;
+	struct wire_ctl_msg m, out;
+
+	for (int kind = 0; kind < WIRE_CTL_KIND_MAX; kind++) {
+		ctl_sample((enum wire_ctl_kind)kind, &m);
+		len = ctl_encode(&m, valid, sizeof(valid));
+		for (size_t n = 0; n < len; n += 1 + n / 64, tried++) {
+			if (wire_ctl_decode(valid, n, &out, &c) < 0)
+				rejected++;
+			else
+				wire_ctl_msg_free(&out);
+		}
+		rng_seed(0xf00d + (uint64_t)kind);
+		for (int i = 0; i < 200; i++, tried++) {
+			memcpy(buf, valid, len);
+			for (int k = 1 + rng_below(3); k > 0; k--)
+				buf[rng_below((uint32_t)len)] = (uint8_t)rng_next();
+			if (wire_ctl_decode(buf, len, &out, &c) < 0)
+				rejected++;
+			else
+				wire_ctl_msg_free(&out);
+		}
+	}
+	ck_assert_uint_gt(rejected, tried / 2);
+	ck_assert_uint_eq(drops_total(&c), rejected);
+	ck_assert_uint_gt(c.drops[WIRE_DROP_TRUNCATED], 0);
+}
+END_TEST
+
+/* --------------------------------------------------------- names */
+
+START_TEST(test_names_complete)
+{
+	for (int i = 0; i < WIRE_DROP_MAX; i++) {
+		ck_assert_ptr_nonnull(wire_drop_names[i]);
+		ck_assert_ptr_nonnull(wire_drop_descriptions[i]);
+	}
+	ck_assert_str_eq(wire_drop_names[WIRE_DROP_TRUNCATED], "TRUNCATED");
+	for (int i = 0; i < WIRE_SYNC_KIND_MAX; i++)
+		ck_assert_ptr_nonnull(wire_sync_kind_names[i]);
+	for (int i = 0; i < WIRE_CTL_KIND_MAX; i++)
+		ck_assert_ptr_nonnull(wire_ctl_kind_names[i]);
+	for (int i = 0; i < WIRE_BACKEND_STATE_MAX; i++)
+		ck_assert_ptr_nonnull(wire_backend_state_names[i]);
+	for (int i = 0; i < WIRE_BACKEND_ACTION_MAX; i++)
+		ck_assert_ptr_nonnull(wire_backend_action_names[i]);
+	for (int i = 0; i < WIRE_FLOW_TABLE_MAX; i++)
+		ck_assert_ptr_nonnull(wire_flow_table_names[i]);
+	for (int i = 0; i < WIRE_FLOW_EVENT_MAX; i++)
+		ck_assert_ptr_nonnull(wire_flow_event_names[i]);
+}
+END_TEST
+
+/* ---------------------------------------------------------- suite */
+
+static void add_case(Suite *s, const char *name, const TTest *test)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_test(tc, test);
+	suite_add_tcase(s, tc);
+}
+
+static Suite *wire_suite(void)
+{
+	Suite *s = suite_create("wire");
+	TCase *tc;
+
+	tc = tcase_create("sync_roundtrip_every_kind");
+	tcase_add_loop_test(tc, test_sync_roundtrip_kind, 0, WIRE_SYNC_KIND_MAX);
+	suite_add_tcase(s, tc);
+	add_case(s, "sync_roundtrip_v4", test_sync_roundtrip_v4);
+	add_case(s, "sync_roundtrip_v6", test_sync_roundtrip_v6);
+	add_case(s, "sync_roundtrip_mixed_families",
+		 test_sync_roundtrip_mixed_families);
+	add_case(s, "sync_roundtrip_max_entries", test_sync_roundtrip_max_entries);
+	add_case(s, "sync_roundtrip_empty_batch", test_sync_roundtrip_empty_batch);
+	add_case(s, "sync_entry_size_v4", test_sync_entry_size_v4);
+	add_case(s, "sync_entry_size_bounds", test_sync_entry_size_bounds);
+	add_case(s, "sync_batch_size_bound", test_sync_batch_size_bound);
+	add_case(s, "sync_enospc", test_sync_enospc);
+	add_case(s, "sync_encode_invalid", test_sync_encode_invalid);
+	add_case(s, "sync_raw_valid", test_sync_raw_valid);
+	add_case(s, "sync_bad_version", test_sync_bad_version);
+	add_case(s, "sync_unknown_kind", test_sync_unknown_kind);
+	add_case(s, "sync_bad_sender", test_sync_bad_sender);
+	add_case(s, "sync_bad_epoch", test_sync_bad_epoch);
+	add_case(s, "sync_bad_address", test_sync_bad_address);
+	add_case(s, "sync_bad_protocol", test_sync_bad_protocol);
+	add_case(s, "sync_bad_port", test_sync_bad_port);
+	add_case(s, "sync_too_many_entries", test_sync_too_many_entries);
+	add_case(s, "sync_unknown_flags_and_fields",
+		 test_sync_unknown_flags_and_fields);
+	add_case(s, "sync_truncated", test_sync_truncated);
+	add_case(s, "sync_garbage", test_sync_garbage);
+
+	tc = tcase_create("ctl_roundtrip_every_kind");
+	tcase_add_loop_test(tc, test_ctl_roundtrip_kind, 0, WIRE_CTL_KIND_MAX);
+	suite_add_tcase(s, tc);
+	add_case(s, "ctl_empty_arrays", test_ctl_empty_arrays);
+	add_case(s, "ctl_enospc", test_ctl_enospc);
+	add_case(s, "ctl_encode_invalid", test_ctl_encode_invalid);
+	add_case(s, "ctl_bad_version", test_ctl_bad_version);
+	add_case(s, "ctl_unknown_kind", test_ctl_unknown_kind);
+	add_case(s, "ctl_bad_string", test_ctl_bad_string);
+	add_case(s, "ctl_bad_enum", test_ctl_bad_enum);
+	add_case(s, "ctl_bad_flows", test_ctl_bad_flows);
+	add_case(s, "ctl_truncated_and_garbage", test_ctl_truncated_and_garbage);
+	add_case(s, "names_complete", test_names_complete);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(wire_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
