@@ -224,7 +224,11 @@ void **wire_pb_array_new(size_t n, size_t size, const void *init)
 	ptrs = malloc(n * (sizeof(void *) + size));
 	if (ptrs == NULL)
 		return NULL;
-	/* size is a multiple of the messages' alignment, as is n pointers. */
+	/*
+	 * size is a multiple of the messages' alignment, as is n pointers.
+	 * The pointers are stored as void * and read as pointers to messages,
+	 * as protobuf-c itself does with the repeated fields it unpacks.
+	 */
 	items = (uint8_t *)(ptrs + n);
 	for (size_t i = 0; i < n; i++) {
 		ptrs[i] = items + i * size;

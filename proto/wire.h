@@ -152,7 +152,7 @@ struct wire_sync_msg {
  * wire_flow_encoded_size(ei) bytes, and no less than the sum.
  */
 enum {
-	WIRE_SYNC_HEADER_MAX = 52,
+	WIRE_SYNC_HEADER_MAX = 48,
 };
 
 /*

@@ -140,14 +140,10 @@ static int array_to_pb(struct ctl_pb *p, int slot, size_t n, size_t size,
 	return p->arrays[slot] != NULL ? 0 : -ENOMEM;
 }
 
-/* Allocate n items of size bytes for a decoded array (NULL when n is 0). */
-static int array_to_c(size_t n, size_t size, void **out)
+/* n zeroed items of size bytes for a decoded array; NULL when n is 0. */
+static void *array_to_c(size_t n, size_t size)
 {
-	*out = NULL;
-	if (n == 0)
-		return 0;
-	*out = calloc(n, size);
-	return *out != NULL ? 0 : -ENOMEM;
+	return n > 0 ? calloc(n, size) : NULL;
 }
 
 /* ----------------------------------------------------------- status */
@@ -237,7 +233,8 @@ static int counters_to_c(const void *body, struct wire_ctl_msg *m)
 	const Maglb__Control__CountersResponse *r = body;
 	struct wire_ctl_counter *out;
 
-	if (array_to_c(r->n_counters, sizeof(*out), (void **)&out) < 0)
+	out = array_to_c(r->n_counters, sizeof(*out));
+	if (out == NULL && r->n_counters > 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < r->n_counters; i++) {
 		wire_string_copy(out[i].scope, WIRE_NAME_MAX, r->counters[i]->scope);
@@ -368,10 +365,12 @@ static int vip_list_to_c(const void *body, struct wire_ctl_msg *m)
 	struct wire_ctl_backend *backends;
 	struct wire_ctl_vip *vips;
 
-	if (array_to_c(r->n_vips, sizeof(*vips), (void **)&vips) < 0)
-		return -ENOMEM;
-	if (array_to_c(r->n_backends, sizeof(*backends), (void **)&backends) < 0) {
+	vips = array_to_c(r->n_vips, sizeof(*vips));
+	backends = array_to_c(r->n_backends, sizeof(*backends));
+	if ((vips == NULL && r->n_vips > 0) ||
+	    (backends == NULL && r->n_backends > 0)) {
 		free(vips);
+		free(backends);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < r->n_vips; i++)
@@ -542,7 +541,8 @@ static int ownership_to_c(const void *body, struct wire_ctl_msg *m)
 	const Maglb__Control__OwnershipSet *s = body;
 	struct wire_ctl_ownership_entry *out;
 
-	if (array_to_c(s->n_vips, sizeof(*out), (void **)&out) < 0)
+	out = array_to_c(s->n_vips, sizeof(*out));
+	if (out == NULL && s->n_vips > 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n_vips; i++) {
 		wire_string_copy(out[i].vip, WIRE_NAME_MAX, s->vips[i]->vip);
