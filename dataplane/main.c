@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * maglb-dataplane front end.
+ * maglb-dataplane: the DPDK forwarder.
  *
- *   maglb-dataplane --check-config FILE    validate FILE, build every VIP's
- *                                          Maglev table, print a summary
+ *   maglb-dataplane [EAL args] -- -c FILE [-f] [--poll busy|adaptive] [--service NAME]
+ *   maglb-dataplane --check-config FILE
  *
- * The forwarder itself (EAL arguments, ports, workers) comes with the
- * dataplane issue; until then --check-config is the only mode.
+ * The main lcore runs the control thread; every other lcore of the EAL
+ * core list is a worker with its own RX and TX queue.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,19 +15,44 @@
 #include <string.h>
 #include <time.h>
 
+#include <grp.h>
+
 #include <qb/qblog.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
 
 #include "config/config.h"
+#include "dataplane/control.h"
+#include "dataplane/ipc.h"
+#include "dataplane/state.h"
+#include "dataplane/synced.h"
 #include "dataplane/vip_maglev.h"
+#include "dataplane/worker.h"
 
+struct options {
+	const char *config;
+	const char *check;
+	const char *service;
+	enum worker_poll poll;
+	bool foreground;
+};
+
+/* syslog (journald) for the daemon, stderr in the foreground. */
 static void
-log_init(void)
+log_init(bool to_stderr)
 {
 	qb_log_init("maglb-dataplane", LOG_DAEMON, LOG_INFO);
-	qb_log_ctl(QB_LOG_SYSLOG, QB_LOG_CONF_ENABLED, QB_FALSE);
+	qb_log_ctl(QB_LOG_SYSLOG, QB_LOG_CONF_ENABLED, to_stderr ? QB_FALSE : QB_TRUE);
+	if (!to_stderr)
+		return;
 	qb_log_filter_ctl(QB_LOG_STDERR, QB_LOG_FILTER_ADD, QB_LOG_FILTER_FILE,
 			  "*", LOG_INFO);
-	qb_log_format_set(QB_LOG_STDERR, "%b");
+	qb_log_format_set(QB_LOG_STDERR, "maglb-dataplane: %b");
 	qb_log_ctl(QB_LOG_STDERR, QB_LOG_CONF_ENABLED, QB_TRUE);
 }
 
@@ -107,41 +132,237 @@ check_config(const char *path)
 static void
 usage(FILE *out)
 {
-	fprintf(out, "usage: maglb-dataplane --check-config FILE\n"
-		"  -t, --check-config FILE  validate FILE and print each VIP's Maglev table\n"
+	fprintf(out, "usage: maglb-dataplane [EAL args] -- -c FILE [-f] [--poll busy|adaptive]\n"
+		"                       [--service NAME]\n"
+		"       maglb-dataplane --check-config FILE\n"
+		"  -c, --config FILE        the node's config (/etc/maglb/maglb.conf)\n"
+		"  -f, --foreground         log to stderr instead of syslog\n"
+		"  -p, --poll MODE          busy (default: a worker owns its core) or adaptive\n"
+		"                           (sleeps after empty polls: shared machines, tests)\n"
+		"  -s, --service NAME       IPC service name (default " IPC_SERVICE_DEFAULT ")\n"
+		"  -t, --check-config FILE  validate FILE, print each VIP's Maglev table, exit\n"
 		"  -h, --help               this help\n");
+}
+
+static int
+parse_poll(const char *s, enum worker_poll *poll)
+{
+	for (int i = 0; i < WORKER_POLL_MAX; i++) {
+		if (strcmp(s, worker_poll_names[i]) == 0) {
+			*poll = (enum worker_poll)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* 0 go on, 1 exit 0 (help), -1 exit 2 (usage error). */
+static int
+parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "poll", required_argument, NULL, 'p' },
+		{ "service", required_argument, NULL, 's' },
+		{ "check-config", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:fp:s:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': o->config = optarg; break;
+		case 'f': o->foreground = true; break;
+		case 's': o->service = optarg; break;
+		case 't': o->check = optarg; break;
+		case 'h': usage(stdout); return 1;
+		case 'p':
+			if (parse_poll(optarg, &o->poll) == 0)
+				break;
+			fprintf(stderr, "maglb-dataplane: bad poll mode '%s'\n", optarg);
+			return -1;
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind != argc || (o->config == NULL && o->check == NULL)) {
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+}
+
+/* --check-config needs no EAL: find it before rte_eal_init() sees argv. */
+static const char *
+find_check(int argc, char **argv)
+{
+	for (int i = 1; i + 1 < argc; i++)
+		if (strcmp(argv[i], "--check-config") == 0 || strcmp(argv[i], "-t") == 0)
+			return argv[i + 1];
+	return NULL;
+}
+
+static gid_t
+ipc_group(void)
+{
+	struct group *g = getgrnam("maglb");
+
+	return g != NULL ? g->gr_gid : (gid_t)-1;
+}
+
+struct dataplane {
+	struct options opt;
+	struct config *cfg;
+	struct dp_shared sh;
+	struct rte_mempool *pool;
+	struct worker *workers;
+	unsigned n_workers;
+};
+
+static void
+shared_node_addrs(struct dp_shared *sh, const struct config *cfg)
+{
+	sh->has_node_addr[0] = cfg->has_node_addr4;
+	sh->has_node_addr[1] = cfg->has_node_addr6;
+	memcpy(sh->node_addr[0], &cfg->node_addr4.v4, 4);
+	memcpy(sh->node_addr[1], &cfg->node_addr6.v6, 16);
+}
+
+static int
+start(struct dataplane *dp)
+{
+	const struct config_flows *fl = &dp->cfg->flows;
+	struct flowtab_params fp = {
+		.capacity = fl->capacity,
+		.tcp_syn_ms = fl->timeouts.tcp_syn * 1000,
+		.tcp_established_ms = fl->timeouts.tcp_established * 1000,
+		.tcp_closing_ms = fl->timeouts.tcp_closing * 1000,
+		.udp_ms = fl->timeouts.udp * 1000,
+		.refresh_ms = fl->refresh_interval * 1000,
+		.insert_rate = fl->insert_rate,
+	};
+	int socket = (int)rte_socket_id();
+	size_t rcu_size;
+	unsigned i = 0, lcore;
+	int rc;
+
+	dp->n_workers = rte_lcore_count() - 1;
+	if (dp->n_workers == 0) {
+		qb_log(LOG_ERR, "no worker lcore: give EAL at least two (-l 0,1)");
+		return -EINVAL;
+	}
+	dp->pool = rte_pktmbuf_pool_create("mbufs", 8192 * dp->n_workers + 4096, 256, 0,
+					   RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+	rcu_size = rte_rcu_qsbr_get_memsize(dp->n_workers);
+	dp->sh.rcu = rte_zmalloc("rcu", rcu_size, RTE_CACHE_LINE_SIZE);
+	dp->workers = rte_zmalloc("workers", dp->n_workers * sizeof(*dp->workers),
+				  RTE_CACHE_LINE_SIZE);
+	if (dp->pool == NULL || dp->sh.rcu == NULL || dp->workers == NULL) {
+		qb_log(LOG_ERR, "out of memory for packet buffers");
+		return -ENOMEM;
+	}
+	rte_rcu_qsbr_init(dp->sh.rcu, dp->n_workers);
+	dp->sh.synced = synced_create("synced", fl->shared_capacity, dp->sh.rcu, socket);
+	if (dp->sh.synced == NULL)
+		return -ENOMEM;
+	rc = port_open(&dp->cfg->ports[0], (uint16_t)dp->n_workers, dp->pool, &dp->sh.port);
+	if (rc < 0)
+		return rc;
+	dp->sh.poll = dp->opt.poll;
+	dp->sh.tsc_per_ms = rte_get_tsc_hz() / 1000;
+	shared_node_addrs(&dp->sh, dp->cfg);
+	for (i = 0; i < dp->n_workers; i++) {
+		rc = worker_init(&dp->workers[i], i, 0, &dp->sh, &fp,
+				 dp->cfg->sync.queue_entries, 1u << 20, dp->pool);
+		if (rc < 0)
+			return rc;
+	}
+	qb_log(LOG_INFO, "%u worker(s), %u flows each, %zu bytes per flow, poll %s",
+	       dp->n_workers, fp.capacity, flowtab_bytes_per_flow(dp->workers[0].flows),
+	       worker_poll_names[dp->opt.poll]);
+	i = 0;
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		dp->workers[i].lcore = lcore;
+		rte_eal_remote_launch(worker_main, &dp->workers[i++], lcore);
+	}
+	return 0;
+}
+
+static void
+stop(struct dataplane *dp)
+{
+	__atomic_store_n(&dp->sh.stop, true, __ATOMIC_RELEASE);
+	rte_eal_mp_wait_lcore();
+	for (unsigned i = 0; dp->workers != NULL && i < dp->n_workers; i++)
+		worker_fini(&dp->workers[i]);
+	port_close(&dp->sh.port);
+	state_free(dp->sh.state);
+	synced_destroy(dp->sh.synced);
+	rte_free(dp->workers);
+	rte_free(dp->sh.rcu);
+	rte_mempool_free(dp->pool);
+}
+
+static int
+run(struct dataplane *dp)
+{
+	char err[CONFIG_ERROR_MAX];
+	struct control_params cp;
+	int rc;
+
+	dp->cfg = config_load(dp->opt.config, err, sizeof(err));
+	if (dp->cfg == NULL) {
+		qb_log(LOG_ERR, "%s", err);
+		return -EINVAL;
+	}
+	dp->sh.port.id = RTE_MAX_ETHPORTS;
+	rc = start(dp);
+	if (rc == 0) {
+		cp = (struct control_params){
+			.config_path = dp->opt.config, .cfg = dp->cfg, .shared = &dp->sh,
+			.workers = dp->workers, .n_workers = dp->n_workers, .pool = dp->pool,
+			.service = dp->opt.service, .group = ipc_group(),
+		};
+		rc = control_run(&cp);
+		dp->cfg = cp.cfg;
+	}
+	stop(dp);
+	config_free(dp->cfg);
+	return rc;
 }
 
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "check-config", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *check = NULL;
-	int c, rc;
+	struct dataplane dp = { .opt = { .service = IPC_SERVICE_DEFAULT } };
+	const char *check = find_check(argc, argv);
+	int n, rc;
 
-	while ((c = getopt_long(argc, argv, "t:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 't':
-			check = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_SUCCESS;
-		default:
-			usage(stderr);
-			return 2;
-		}
+	if (check != NULL) {
+		log_init(true);
+		rc = check_config(check);
+		qb_log_fini();
+		return rc == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 	}
-	if (check == NULL || optind != argc) {
-		usage(stderr);
+	n = rte_eal_init(argc, argv);
+	if (n < 0) {
+		fprintf(stderr, "maglb-dataplane: EAL: %s\n", rte_strerror(rte_errno));
 		return 2;
 	}
-	log_init();
-	rc = check_config(check);
+	argv[n] = argv[0];
+	rc = parse_args(argc - n, argv + n, &dp.opt);
+	if (rc != 0) {
+		rte_eal_cleanup();
+		return rc > 0 ? EXIT_SUCCESS : 2;
+	}
+	log_init(dp.opt.foreground);
+	rc = run(&dp);
+	qb_log(LOG_INFO, "stopped");
 	qb_log_fini();
+	rte_eal_cleanup();
 	return rc == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

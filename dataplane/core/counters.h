@@ -15,6 +15,7 @@
 #define DP_DROP_REASONS(X)						\
 	X(TRUNCATED, "frame shorter than its headers")			\
 	X(BAD_ETHERTYPE, "not IPv4, IPv6, ARP or VLAN")			\
+	X(OTHER_HOST, "frame to another host's MAC address")		\
 	X(BAD_IP_VERSION, "IP version does not match the ethertype")	\
 	X(BAD_IHL, "IPv4 header length below 20 bytes or past the packet") \
 	X(BAD_IP_LENGTH, "IP total or payload length disagrees with the frame") \
@@ -34,7 +35,9 @@
 	X(TOO_BIG, "encapsulated packet over the port MTU")		\
 	X(NO_HEADROOM, "no room to prepend the tunnel header")		\
 	X(TX_FULL, "transmit queue full")				\
-	X(NO_MBUF, "no packet buffer for a reply")
+	X(NO_MBUF, "no packet buffer for a reply")			\
+	X(SLOW_PATH_FULL, "ARP/ND queue to the control thread full")	\
+	X(FRAG_NO_DF_TOO_BIG, "IPv4 without DF over the MTU once encapsulated")
 
 enum dp_drop {
 #define DP_DROP_ENUM(name, desc) DP_DROP_##name,

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Client of the dataplane's libqb IPC endpoint. The framing and the limits
+ * are the server's (dataplane/ipc.h): one libqb message per request,
+ * response or event, a libqb header then the wire_ctl_encode() bytes,
+ * IPC_MSG_MAX bytes at most.
+ */
+#include "ctl/client.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <qb/qbipcc.h>
+
+#include "dataplane/ipc.h"
+
+struct ctl_client {
+	qb_ipcc_connection_t *qb;
+	char service[WIRE_NAME_MAX];
+	uint64_t next_request_id;
+	struct wire_counters wire;
+	uint8_t *buf;  /* IPC_MSG_MAX: one message in or out */
+};
+
+/* libqb's errno for a failed connect or exchange, as this library's. */
+static int
+ctl_client_errno(int err)
+{
+	switch (err) {
+	case ECONNREFUSED:
+	case ENOENT:
+		return -ECONNREFUSED;
+	case EACCES:
+	case EPERM:
+		return -EACCES;
+	case ENOTCONN:
+	case ESHUTDOWN:
+	case ECONNRESET:
+	case EPIPE:
+	case EBADF:
+		return -ENOTCONN;
+	case ETIMEDOUT:
+	case EAGAIN:
+		return -ETIMEDOUT;
+	case 0:
+		return -EIO;
+	default:
+		return -err;
+	}
+}
+
+int
+ctl_client_connect(const char *service, struct ctl_client **out)
+{
+	struct ctl_client *c;
+	int rc;
+
+	if (service == NULL)
+		service = CTL_CLIENT_SERVICE_DEFAULT;
+	if (service[0] == '\0' || strlen(service) >= sizeof(c->service))
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return -ENOMEM;
+	c->buf = malloc(IPC_MSG_MAX);
+	if (c->buf == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	snprintf(c->service, sizeof(c->service), "%s", service);
+	c->next_request_id = 1;
+	errno = 0;
+	c->qb = qb_ipcc_connect(service, IPC_MSG_MAX);
+	if (c->qb == NULL) {
+		rc = ctl_client_errno(errno);
+		goto fail;
+	}
+	*out = c;
+	return 0;
+
+fail:
+	free(c->buf);
+	free(c);
+	return rc;
+}
+
+void
+ctl_client_close(struct ctl_client *c)
+{
+	if (c == NULL)
+		return;
+	if (c->qb != NULL)
+		qb_ipcc_disconnect(c->qb);
+	free(c->buf);
+	free(c);
+}
+
+static int64_t
+ctl_client_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Milliseconds left before deadline (-1: none), at least 0. */
+static int
+ctl_client_left_ms(int64_t deadline)
+{
+	int64_t left;
+
+	if (deadline < 0)
+		return -1;
+	left = deadline - ctl_client_now_ms();
+	return left < 0 ? 0 : (int)left;
+}
+
+/* Check the libqb header of the n bytes in c->buf and decode what follows. */
+static int
+ctl_client_decode(struct ctl_client *c, ssize_t n, struct wire_ctl_msg *m)
+{
+	const struct qb_ipc_response_header *hdr = (const void *)c->buf;
+
+	if (n < (ssize_t)sizeof(*hdr) || hdr->size != n || hdr->id != IPC_MSG_ID)
+		return -EBADMSG;
+	if (wire_ctl_decode(c->buf + sizeof(*hdr), (size_t)n - sizeof(*hdr), m,
+			    &c->wire) < 0)
+		return -EBADMSG;
+	return 0;
+}
+
+static int
+ctl_client_send(struct ctl_client *c, const struct wire_ctl_msg *req,
+		uint64_t id)
+{
+	struct qb_ipc_request_header *hdr = (void *)c->buf;
+	struct wire_ctl_msg m = *req;
+	size_t len = 0;
+	ssize_t sent;
+	int rc;
+
+	m.version = WIRE_VERSION;
+	m.request_id = id;
+	rc = wire_ctl_encode(&m, c->buf + sizeof(*hdr), IPC_REQUEST_PAYLOAD_MAX,
+			     &len);
+	if (rc == -ENOSPC)
+		return -EMSGSIZE;
+	if (rc < 0)
+		return rc;
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->id = IPC_MSG_ID;
+	hdr->size = (int32_t)(sizeof(*hdr) + len);
+	sent = qb_ipcc_send(c->qb, c->buf, (size_t)hdr->size);
+	if (sent == hdr->size)
+		return 0;
+	return ctl_client_errno(sent < 0 ? (int)-sent : EIO);
+}
+
+int
+ctl_client_request(struct ctl_client *c, const struct wire_ctl_msg *req,
+		   struct wire_ctl_msg *resp, int timeout_ms)
+{
+	int64_t deadline = timeout_ms < 0 ? -1 :
+			   ctl_client_now_ms() + timeout_ms;
+	uint64_t id = c->next_request_id++;
+	int rc;
+
+	rc = ctl_client_send(c, req, id);
+	if (rc < 0)
+		return rc;
+	for (;;) {
+		struct wire_ctl_msg m;
+		ssize_t n;
+
+		n = qb_ipcc_recv(c->qb, c->buf, IPC_MSG_MAX,
+				 ctl_client_left_ms(deadline));
+		if (n < 0) {
+			rc = ctl_client_errno((int)-n);
+			if (rc == -ETIMEDOUT && ctl_client_left_ms(deadline) != 0)
+				continue;
+			return rc;
+		}
+		rc = ctl_client_decode(c, n, &m);
+		if (rc < 0)
+			return rc;
+		/* an ERROR with id 0: the dataplane could not read our id */
+		if (m.request_id == id ||
+		    (m.request_id == 0 && m.kind == WIRE_CTL_ERROR)) {
+			*resp = m;
+			return 0;
+		}
+		wire_ctl_msg_free(&m);  /* the late answer to a timed-out one */
+	}
+}
+
+int
+ctl_client_event_recv(struct ctl_client *c, struct wire_ctl_msg *m,
+		      int timeout_ms)
+{
+	ssize_t n;
+
+	n = qb_ipcc_event_recv(c->qb, c->buf, IPC_MSG_MAX, timeout_ms);
+	if (n == -EAGAIN || n == -ETIMEDOUT)
+		return -EAGAIN;
+	if (n < 0)
+		return ctl_client_errno((int)-n);
+	return ctl_client_decode(c, n, m);
+}
+
+int
+ctl_client_fd(struct ctl_client *c)
+{
+	int32_t fd = -1;
+	int32_t rc = qb_ipcc_fd_get(c->qb, &fd);
+
+	return rc < 0 ? rc : fd;
+}
+
+const char *
+ctl_client_service(const struct ctl_client *c)
+{
+	return c->service;
+}
+
+const struct wire_counters *
+ctl_client_wire_counters(const struct ctl_client *c)
+{
+	return &c->wire;
+}
+
+const char *
+ctl_client_strerror(int rc, const char *service, char *buf, size_t len)
+{
+	if (service == NULL)
+		service = CTL_CLIENT_SERVICE_DEFAULT;
+	switch (-rc) {
+	case ECONNREFUSED:
+		snprintf(buf, len, "maglb-dataplane is not running "
+			 "(service %s)", service);
+		break;
+	case ENOTCONN:
+		snprintf(buf, len, "maglb-dataplane closed the connection "
+			 "(service %s)", service);
+		break;
+	case EACCES:
+		snprintf(buf, len, "permission denied by maglb-dataplane "
+			 "(service %s): run as root or as a member of the "
+			 "maglb group", service);
+		break;
+	case ETIMEDOUT:
+		snprintf(buf, len, "maglb-dataplane did not answer in time "
+			 "(service %s)", service);
+		break;
+	case EBADMSG:
+		snprintf(buf, len, "maglb-dataplane sent an answer that does "
+			 "not decode (service %s)", service);
+		break;
+	default:
+		snprintf(buf, len, "service %s: %s", service, strerror(-rc));
+		break;
+	}
+	return buf;
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Client library of the dataplane's local IPC endpoint (dataplane/ipc.h),
+ * for maglbctl and maglb-syncd: connect to the libqb service, one request
+ * and its response with a timeout, and the export event stream.
+ *
+ * Errors, as -errno:
+ *   -ECONNREFUSED  maglb-dataplane is not running (nothing serves the name)
+ *   -EACCES        the dataplane refused us: neither root nor in its group
+ *   -ENOTCONN      the dataplane went away while we were connected
+ *   -ETIMEDOUT     no response within the timeout
+ *   -EBADMSG       the dataplane's answer did not decode (counted in
+ *                  ctl_client_wire_counters())
+ *   -EMSGSIZE      the request does not fit one IPC message
+ *   -EINVAL        the request does not encode
+ *   -ENOMEM
+ * ctl_client_strerror() turns them into a line for a person.
+ *
+ * Threads: a struct ctl_client belongs to one thread at a time; requests
+ * and event receives on it do not overlap. Nothing here logs.
+ */
+#ifndef MAGLB_CTL_CLIENT_H
+#define MAGLB_CTL_CLIENT_H
+
+#include <stddef.h>
+
+#include "proto/wire.h"
+
+#define CTL_CLIENT_SERVICE_DEFAULT "maglb-dataplane"
+
+enum {
+	CTL_CLIENT_TIMEOUT_DEFAULT_MS = 5000,
+};
+
+struct ctl_client;
+
+/*
+ * Connect to service (NULL: CTL_CLIENT_SERVICE_DEFAULT). Returns 0 and the
+ * client in *out (the caller's, released with ctl_client_close()), or
+ * -errno (see above) with *out untouched.
+ */
+int ctl_client_connect(const char *service, struct ctl_client **out);
+
+/* Disconnect and free c. NULL is a no-op. */
+void ctl_client_close(struct ctl_client *c);
+
+/*
+ * Send req (its version and request_id are set here) and wait up to
+ * timeout_ms (< 0: forever) for its response. On 0, *resp holds the decoded
+ * response, whatever its kind: a WIRE_CTL_ERROR with a non-zero code is the
+ * dataplane refusing the request, with its reason. The caller releases
+ * *resp with wire_ctl_msg_free(). A response to an earlier request that
+ * timed out is recognised by its request_id and skipped. On failure
+ * returns -errno (see above) and *resp is untouched.
+ */
+int ctl_client_request(struct ctl_client *c, const struct wire_ctl_msg *req,
+		       struct wire_ctl_msg *resp, int timeout_ms);
+
+/*
+ * Receive one event (an EXPORT_BATCH after EXPORT_SUBSCRIBE), waiting up to
+ * timeout_ms (0: do not wait, < 0: forever). Returns 0 and the decoded
+ * event in *m (release with wire_ctl_msg_free()), -EAGAIN when none came,
+ * or -errno (see above).
+ */
+int ctl_client_event_recv(struct ctl_client *c, struct wire_ctl_msg *m,
+			  int timeout_ms);
+
+/*
+ * A file descriptor that polls readable when events may be waiting, for a
+ * qb_loop or poll(); then call ctl_client_event_recv(c, m, 0) until
+ * -EAGAIN. Returns the fd or -errno.
+ */
+int ctl_client_fd(struct ctl_client *c);
+
+/* The service c is connected to. */
+const char *ctl_client_service(const struct ctl_client *c);
+
+/* Decode drops of what the dataplane sent us. */
+const struct wire_counters *ctl_client_wire_counters(const struct ctl_client *c);
+
+/*
+ * A line for a person about rc (-errno from this library), naming service
+ * (NULL: the default): "maglb-dataplane is not running (service NAME)",
+ * "permission denied: ...", ... Written into buf (len bytes), returned.
+ */
+const char *ctl_client_strerror(int rc, const char *service, char *buf,
+				size_t len);
+
+#endif /* MAGLB_CTL_CLIENT_H */

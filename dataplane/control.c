@@ -1,0 +1,528 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "dataplane/control.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <qb/qblog.h>
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include "config/config.h"
+#include "dataplane/control_private.h"
+#include "dataplane/core/neigh.h"
+#include "dataplane/core/packet.h"
+#include "dataplane/core/reply.h"
+#include "dataplane/core/viptab.h"
+#include "dataplane/ipc.h"
+#include "dataplane/synced.h"
+#include "dataplane/worker.h"
+
+const char *const control_counter_names[CONTROL_COUNTER_MAX] = {
+#define CONTROL_COUNTER_NAME(name, desc) [CONTROL_##name] = #name,
+	CONTROL_COUNTERS(CONTROL_COUNTER_NAME)
+#undef CONTROL_COUNTER_NAME
+};
+
+enum {
+	TICK_NS = 1000 * 1000,          /* 1 ms */
+	SLOW_BURST = 64,
+	EXPORT_BURST = 1024,
+	SOLICIT_MAX = 64,
+	SYNCED_EXPIRE_BUDGET = 1024,
+	NEIGH_CAPACITY = 4096,
+};
+
+uint32_t
+control_now_ms(const struct control *c)
+{
+	return (uint32_t)(rte_rdtsc() / c->sh->tsc_per_ms);
+}
+
+void
+control_key_from_wire(const struct wire_flow *f, struct flow_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->family = f->family == AF_INET ? FLOW_FAMILY_IPV4 : FLOW_FAMILY_IPV6;
+	memcpy(k->vip, f->vip, sizeof(k->vip));
+	memcpy(k->client, f->client, sizeof(k->client));
+	k->vip_port = f->vip_port;
+	k->client_port = f->client_port;
+	k->proto = f->proto;
+}
+
+void
+control_wire_from_key(const struct flow_key *k, struct wire_flow *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->family = k->family == FLOW_FAMILY_IPV4 ? AF_INET : AF_INET6;
+	memcpy(f->vip, k->vip, sizeof(f->vip));
+	memcpy(f->client, k->client, sizeof(f->client));
+	f->vip_port = k->vip_port;
+	f->client_port = k->client_port;
+	f->proto = k->proto;
+}
+
+/* ------------------------------------------------------------ states */
+
+static void
+retire_ready(struct control *c, bool wait)
+{
+	unsigned kept = 0;
+
+	for (unsigned i = 0; i < c->n_retired; i++) {
+		if (rte_rcu_qsbr_check(c->sh->rcu, c->retired[i].token, wait) == 1)
+			state_free(c->retired[i].state);
+		else
+			c->retired[kept++] = c->retired[i];
+	}
+	c->n_retired = kept;
+}
+
+void
+control_publish(struct control *c, struct dp_state *s)
+{
+	struct dp_state *old = c->sh->state;
+
+	__atomic_store_n(&c->sh->state, s, __ATOMIC_RELEASE);
+	c->counters[CONTROL_STATES]++;
+	if (old == NULL)
+		return;
+	if (c->n_retired == CONTROL_RETIRED_MAX)
+		retire_ready(c, true);
+	c->retired[c->n_retired].state = old;
+	c->retired[c->n_retired].token = rte_rcu_qsbr_start(c->sh->rcu);
+	c->n_retired++;
+}
+
+/* Want every next hop of the state's tunnels resolved. */
+static void
+want_neighbours(struct control *c, const struct dp_state *s)
+{
+	uint64_t now = control_now_ms(c);
+	const struct state_port *sp = state_ctx_port(c->sctx);
+
+	for (uint32_t d = 0; d < s->n_dests; d++) {
+		const struct dp_dest *dest = &s->dests[d];
+		int f = dest->family == FLOW_FAMILY_IPV6;
+
+		if (dest->status == DEST_GONE || dest->tunnel.kind == ENCAP_L2)
+			continue;
+		neigh_want(c->neigh, dest->family,
+			   sp->has_gateway[f] ? sp->gateway[f] : dest->addr, now);
+	}
+}
+
+int
+control_reload(struct control *c, bool check_only, char *err, size_t errlen)
+{
+	struct config *cfg = config_load(c->p.config_path, err, errlen);
+	struct dp_state *s;
+
+	if (cfg == NULL)
+		goto fail;
+	if (check_only) {
+		config_free(cfg);
+		return 0;
+	}
+	s = state_build(c->sctx, cfg, control_state(c), err, errlen);
+	if (s == NULL) {
+		config_free(cfg);
+		goto fail;
+	}
+	want_neighbours(c, s);
+	control_publish(c, s);
+	config_free(c->cfg);
+	c->cfg = cfg;
+	c->counters[CONTROL_RELOADS]++;
+	qb_log(LOG_INFO, "reloaded %s: %u vip(s)", c->p.config_path, cfg->n_vips);
+	return 0;
+fail:
+	c->counters[CONTROL_RELOAD_ERRORS]++;
+	qb_log(LOG_ERR, "reload refused, running config kept: %s", err);
+	return -EINVAL;
+}
+
+/* ------------------------------------------------------- sending frames */
+
+/* Queue a frame built by fill() to worker 0's TX ring. */
+static void
+send_frame(struct control *c, size_t (*fill)(uint8_t *out, size_t cap, void *arg),
+	   void *arg, enum control_counter counter)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(c->p.pool);
+	size_t len;
+
+	if (m == NULL)
+		return;
+	len = fill(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), arg);
+	if (len == 0 || rte_ring_sp_enqueue(c->p.workers[0].tx_ring, m) != 0) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	m->data_len = (uint16_t)len;
+	m->pkt_len = (uint32_t)len;
+	c->counters[counter]++;
+}
+
+struct frame_arg {
+	struct control *c;
+	const uint8_t *frame;
+	uint32_t len;
+	uint8_t family;
+	const uint8_t *addr;
+};
+
+static size_t
+fill_arp_reply(uint8_t *out, size_t cap, void *arg)
+{
+	struct frame_arg *a = arg;
+
+	return reply_arp(out, cap, a->frame, a->len, a->c->sh->port.mac);
+}
+
+static size_t
+fill_na(uint8_t *out, size_t cap, void *arg)
+{
+	struct frame_arg *a = arg;
+
+	return reply_nd_na(out, cap, a->frame, a->len, a->c->sh->port.mac);
+}
+
+static size_t
+fill_solicit(uint8_t *out, size_t cap, void *arg)
+{
+	struct frame_arg *a = arg;
+	const struct dp_shared *sh = a->c->sh;
+
+	if (a->family == FLOW_FAMILY_IPV4)
+		return sh->has_node_addr[0] ?
+		       reply_arp_request(out, cap, sh->port.mac, sh->node_addr[0], a->addr) : 0;
+	return sh->has_node_addr[1] ?
+	       reply_nd_ns(out, cap, sh->port.mac, sh->node_addr[1], a->addr) : 0;
+}
+
+static size_t
+fill_announce(uint8_t *out, size_t cap, void *arg)
+{
+	struct frame_arg *a = arg;
+
+	if (a->family == FLOW_FAMILY_IPV4)
+		return reply_arp_gratuitous(out, cap, a->c->sh->port.mac, a->addr);
+	return reply_nd_unsolicited_na(out, cap, a->c->sh->port.mac, a->addr);
+}
+
+void
+control_announce(struct control *c)
+{
+	const struct dp_state *s = control_state(c);
+
+	for (uint32_t i = 0; i < s->n_vips; i++) {
+		struct frame_arg a = { c, NULL, 0, s->vips[i].family, s->vips[i].addr };
+
+		if (s->vips[i].owned)
+			send_frame(c, fill_announce, &a, CONTROL_ANNOUNCES);
+	}
+}
+
+/* --------------------------------------------------------- ARP and ND */
+
+/* Whether this node answers for addr: its own address or an owned VIP. */
+static bool
+answers_for(const struct control *c, uint8_t family, const uint8_t *addr)
+{
+	const struct dp_state *s = control_state(c);
+	int f = family == FLOW_FAMILY_IPV6;
+	size_t len = f ? 16 : 4;
+
+	if (c->sh->has_node_addr[f] && memcmp(c->sh->node_addr[f], addr, len) == 0)
+		return true;
+	for (uint32_t i = 0; i < s->n_vips; i++)
+		if (s->vips[i].owned && s->vips[i].family == family &&
+		    memcmp(s->vips[i].addr, addr, len) == 0)
+			return true;
+	return false;
+}
+
+/* The link-layer address option of type opt in an NS/NA, or NULL. */
+static const uint8_t *
+nd_lladdr(const uint8_t *frame, uint32_t len, const struct pkt_meta *m, uint8_t opt)
+{
+	uint32_t off = m->l4_off + 24;      /* ICMPv6 4, flags 4, target 16 */
+
+	while (off + 8 <= len) {
+		uint32_t olen = frame[off + 1] * 8u;
+
+		if (olen == 0)
+			return NULL;
+		if (frame[off] == opt && olen >= 8)
+			return frame + off + 2;
+		off += olen;
+	}
+	return NULL;
+}
+
+static void
+learn(struct control *c, uint8_t family, const uint8_t *addr, const uint8_t *mac)
+{
+	uint8_t a[16] = { 0 };
+
+	if (mac == NULL)
+		return;
+	memcpy(a, addr, family == FLOW_FAMILY_IPV4 ? 4 : 16);
+	neigh_update(c->neigh, family, a, mac, control_now_ms(c));
+}
+
+static void
+slow_path(struct control *c, struct rte_mbuf *mb)
+{
+	const uint8_t *frame = rte_pktmbuf_mtod(mb, const uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(mb);
+	struct frame_arg a = { c, frame, len, 0, NULL };
+	struct pkt_meta m;
+	enum dp_drop why;
+
+	if (!pkt_parse(frame, len, &m, &why))
+		return;
+	if (m.kind == PKT_KIND_ARP) {
+		learn(c, FLOW_FAMILY_IPV4, pkt_arp_sender_ip(frame, &m),
+		      pkt_arp_sender_mac(frame, &m));
+		if (pkt_arp_oper(frame, &m) == PKT_ARP_REQUEST &&
+		    answers_for(c, FLOW_FAMILY_IPV4, pkt_arp_target_ip(frame, &m)))
+			send_frame(c, fill_arp_reply, &a, CONTROL_ARP_REPLIES);
+		else
+			c->counters[CONTROL_SLOW_IGNORED]++;
+	} else if (m.icmp_type == 135) {    /* neighbour solicitation */
+		learn(c, FLOW_FAMILY_IPV6, m.key.client, nd_lladdr(frame, len, &m, 1));
+		if (answers_for(c, FLOW_FAMILY_IPV6, m.key.vip))
+			send_frame(c, fill_na, &a, CONTROL_ND_ADVERTS);
+		else
+			c->counters[CONTROL_SLOW_IGNORED]++;
+	} else if (m.icmp_type == 136) {    /* neighbour advertisement */
+		learn(c, FLOW_FAMILY_IPV6, m.key.vip, nd_lladdr(frame, len, &m, 2));
+	} else {
+		c->counters[CONTROL_SLOW_IGNORED]++;
+	}
+}
+
+static void
+neighbours(struct control *c)
+{
+	struct neigh_addr due[SOLICIT_MAX];
+	uint32_t n = neigh_due(c->neigh, control_now_ms(c), due, SOLICIT_MAX);
+	struct dp_state *s;
+	int rc;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct frame_arg a = { c, NULL, 0, due[i].family, due[i].addr };
+
+		send_frame(c, fill_solicit, &a, CONTROL_SOLICITS);
+	}
+	if (neigh_generation(c->neigh) == c->neigh_generation)
+		return;
+	c->neigh_generation = neigh_generation(c->neigh);
+	s = state_with_neighbours(c->sctx, control_state(c), &rc);
+	if (s != NULL)
+		control_publish(c, s);
+}
+
+/* ------------------------------------------------------------ exports */
+
+/* Send one batch of flows of one event to syncd. */
+static void
+export_send(struct control *c, enum wire_flow_event event, size_t count)
+{
+	struct wire_ctl_msg m = { .kind = WIRE_CTL_EXPORT_BATCH };
+	int rc;
+
+	m.request_id = ++c->export_seq;
+	m.flows.event = event;
+	m.flows.entries = c->flows;
+	m.flows.count = count;
+	m.flows.dropped = c->export_lost;
+	rc = ipc_server_send_event(c->ipc, c->export_conn, &m);
+	if (rc == 0) {
+		c->export_lost = 0;
+		c->counters[CONTROL_EXPORTED] += count;
+	} else {
+		c->export_lost += count;
+		c->counters[CONTROL_EXPORT_LOST] += count;
+	}
+}
+
+static const uint8_t wire_event_of[EXPORT_EVENT_MAX] = {
+	[EXPORT_NEW] = WIRE_FLOW_EVENT_NEW,
+	[EXPORT_REFRESH] = WIRE_FLOW_EVENT_REFRESH,
+	[EXPORT_CLOSE] = WIRE_FLOW_EVENT_CLOSE,
+};
+
+/* Drain a worker's export ring into batches, one event kind per batch. */
+static void
+exports(struct control *c, struct worker *w)
+{
+	static struct export_rec recs[EXPORT_BURST];
+	const struct dp_state *s = control_state(c);
+	unsigned n = rte_ring_sc_dequeue_burst_elem(w->export_ring, recs, sizeof(recs[0]),
+						    EXPORT_BURST, NULL);
+
+	if (c->export_conn == 0) {
+		c->counters[CONTROL_EXPORT_NO_SUBSCRIBER] += n;
+		return;
+	}
+	for (int ev = 0; ev < EXPORT_EVENT_MAX; ev++) {
+		size_t k = 0;
+
+		for (unsigned i = 0; i < n; i++) {
+			const struct dp_dest *d;
+			struct wire_flow *f = &c->flows[k];
+
+			if (recs[i].event != ev || recs[i].dest >= s->n_dests)
+				continue;
+			d = &s->dests[recs[i].dest];
+			control_wire_from_key(&recs[i].key, f);
+			f->backend_family = d->family == FLOW_FAMILY_IPV4 ? AF_INET : AF_INET6;
+			memcpy(f->backend, d->addr, sizeof(f->backend));
+			f->lifetime_ms = recs[i].lifetime_ms;
+			f->flags = recs[i].state == FLOWTAB_ESTABLISHED ? WIRE_FLOW_ESTABLISHED :
+				   recs[i].state == FLOWTAB_CLOSING ? WIRE_FLOW_CLOSING : 0;
+			k++;
+		}
+		if (k > 0)
+			export_send(c, (enum wire_flow_event)wire_event_of[ev], k);
+	}
+}
+
+/* ----------------------------------------------------------- the loop */
+
+static bool
+dest_valid(void *arg, uint32_t dest)
+{
+	const struct dp_state *s = control_state(arg);
+
+	return dest < s->n_dests && s->dests[dest].status != DEST_GONE;
+}
+
+static void
+tick(void *arg)
+{
+	struct control *c = arg;
+
+	for (unsigned i = 0; i < c->p.n_workers; i++) {
+		struct worker *w = &c->p.workers[i];
+		struct rte_mbuf *m[SLOW_BURST];
+		unsigned n = rte_ring_sc_dequeue_burst(w->slow_ring, (void **)m, SLOW_BURST, NULL);
+
+		for (unsigned j = 0; j < n; j++) {
+			slow_path(c, m[j]);
+			rte_pktmbuf_free(m[j]);
+		}
+		exports(c, w);
+	}
+	neighbours(c);
+	synced_expire(c->sh->synced, control_now_ms(c), SYNCED_EXPIRE_BUDGET, dest_valid, c);
+	retire_ready(c, false);
+	qb_loop_timer_add(c->loop, QB_LOOP_HIGH, TICK_NS, c, tick, &c->tick);
+}
+
+static int32_t
+on_signal(int32_t sig, void *arg)
+{
+	struct control *c = arg;
+	char err[CONFIG_ERROR_MAX];
+
+	if (sig == SIGHUP) {
+		control_reload(c, false, err, sizeof(err));
+		return 0;
+	}
+	qb_log(LOG_INFO, "signal %d: stopping", sig);
+	qb_loop_stop(c->loop);
+	return 0;
+}
+
+static int
+control_start(struct control *c)
+{
+	static const struct ipc_handlers handlers = {
+		.request = control_ipc_request,
+		.release = control_ipc_release,
+		.disconnected = control_ipc_disconnected,
+	};
+	static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
+	struct neigh_params np;
+	qb_loop_signal_handle sh;
+
+	neigh_params_default(&np);
+	c->neigh = neigh_create(NEIGH_CAPACITY, &np);
+	c->flows = calloc(IPC_FLOWS_PER_MSG_MAX, sizeof(*c->flows));
+	c->loop = qb_loop_create();
+	if (c->neigh == NULL || c->flows == NULL || c->loop == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
+		qb_loop_signal_add(c->loop, QB_LOOP_HIGH, signals[i], c, on_signal, &sh);
+	c->ipc = ipc_server_create(c->loop, c->p.service, c->p.group, &handlers, c);
+	if (c->ipc == NULL)
+		return -EADDRINUSE;
+	want_neighbours(c, control_state(c));
+	return qb_loop_timer_add(c->loop, QB_LOOP_HIGH, TICK_NS, c, tick, &c->tick);
+}
+
+/* The neighbour table answers the state's next-hop lookups. */
+static const uint8_t *
+lookup_mac(void *arg, uint8_t family, const uint8_t addr[16])
+{
+	struct control *c = arg;
+
+	return c->neigh == NULL ? NULL : neigh_lookup(c->neigh, family, addr);
+}
+
+int
+control_run(struct control_params *p)
+{
+	struct control c = { .p = *p, .sh = p->shared, .cfg = p->cfg };
+	char err[CONFIG_ERROR_MAX];
+	struct state_port sp = { .mtu = p->cfg->ports[0].mtu, .lookup_mac = lookup_mac,
+				 .arg = &c };
+	struct dp_state *s;
+	int rc;
+
+	memcpy(sp.mac, p->shared->port.mac, sizeof(sp.mac));
+	sp.has_gateway[0] = p->cfg->ports[0].has_gateway4;
+	sp.has_gateway[1] = p->cfg->ports[0].has_gateway6;
+	memcpy(sp.gateway[0], &p->cfg->ports[0].gateway4.v4, 4);
+	memcpy(sp.gateway[1], &p->cfg->ports[0].gateway6.v6, 16);
+	c.start_ms = control_now_ms(&c);
+	c.sctx = state_ctx_create(1u << 20, &sp);
+	rc = c.sctx == NULL ? -ENOMEM : 0;
+	if (rc == 0) {
+		s = state_build(c.sctx, c.cfg, NULL, err, sizeof(err));
+		rc = s == NULL ? -EINVAL : 0;
+		if (s == NULL)
+			qb_log(LOG_ERR, "%s", err);
+		else
+			control_publish(&c, s);
+	}
+	if (rc == 0)
+		rc = control_start(&c);
+	if (rc == 0) {
+		qb_log(LOG_INFO, "control: serving IPC as '%s'", p->service);
+		qb_loop_run(c.loop);
+	}
+	__atomic_store_n(&p->shared->stop, true, __ATOMIC_RELEASE);
+	ipc_server_destroy(c.ipc);
+	if (c.loop != NULL) {
+		qb_loop_timer_del(c.loop, c.tick);
+		qb_loop_destroy(c.loop);
+	}
+	p->cfg = c.cfg;     /* the caller frees the config in force */
+	retire_ready(&c, true);
+	free(c.flows);
+	neigh_destroy(c.neigh);
+	state_ctx_destroy(c.sctx);
+	return rc;
+}

@@ -1,0 +1,559 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The dataplane's answers to syncd and maglbctl, on the control thread. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <rte_ethdev.h>
+
+#include "config/config.h"
+#include "dataplane/control_private.h"
+#include "dataplane/core/maglev.h"
+#include "dataplane/core/viptab.h"
+#include "dataplane/ipc.h"
+#include "dataplane/synced.h"
+#include "dataplane/worker.h"
+
+enum { WORKER_TIMEOUT_MS = 500 };
+
+static uint8_t
+family_of_af(uint8_t af)
+{
+	return af == AF_INET ? FLOW_FAMILY_IPV4 : FLOW_FAMILY_IPV6;
+}
+
+static uint8_t
+af_of_family(uint8_t family)
+{
+	return family == FLOW_FAMILY_IPV4 ? AF_INET : AF_INET6;
+}
+
+static int
+status(struct control *c, struct wire_ctl_msg *resp)
+{
+	const struct dp_state *s = control_state(c);
+	struct wire_ctl_status *st = &resp->status;
+
+	resp->kind = WIRE_CTL_STATUS_RESPONSE;
+	st->node_id = c->cfg->node_id;
+	st->workers = c->p.n_workers;
+	st->ports = 1;
+	st->vips = s->n_vips;
+	for (uint32_t i = 0; i < s->n_vips; i++)
+		st->vips_owned += s->vips[i].owned;
+	st->uptime_ms = control_now_ms(c) - c->start_ms;
+	for (unsigned i = 0; i < c->p.n_workers; i++)
+		st->flows_local += flowtab_count(c->p.workers[i].flows);
+	st->flows_synced = synced_count(c->sh->synced);
+	return 0;
+}
+
+/* ------------------------------------------------------------ counters */
+
+struct counter_list {
+	struct wire_ctl_counter *v;
+	size_t n, cap;
+	const char *prefix;
+};
+
+static void
+counter_add(struct counter_list *l, const char *scope, const char *name, uint64_t value)
+{
+	struct wire_ctl_counter *e;
+
+	if (strncmp(scope, l->prefix, strlen(l->prefix)) != 0)
+		return;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 256;
+		struct wire_ctl_counter *v = realloc(l->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return;
+		l->v = v;
+		l->cap = cap;
+	}
+	e = &l->v[l->n++];
+	snprintf(e->scope, sizeof(e->scope), "%s", scope);
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	e->value = value;
+}
+
+/* Per worker and summed: events, drops (non-zero drops only per worker). */
+static void
+counters_workers(struct control *c, struct counter_list *l)
+{
+	struct dp_counters total = { 0 };
+	char scope[WIRE_NAME_MAX];
+
+	for (unsigned i = 0; i < c->p.n_workers; i++) {
+		const struct dp_counters *wc = &c->p.workers[i].counters;
+		const uint64_t *fs = flowtab_stats(c->p.workers[i].flows);
+
+		snprintf(scope, sizeof(scope), "worker%u", i);
+		for (int e = 0; e < DP_EVENT_MAX; e++) {
+			counter_add(l, scope, dp_event_names[e], wc->event[e]);
+			total.event[e] += wc->event[e];
+		}
+		for (int d = 0; d < DP_DROP_MAX; d++) {
+			if (wc->drop[d] != 0)
+				counter_add(l, scope, dp_drop_names[d], wc->drop[d]);
+			total.drop[d] += wc->drop[d];
+		}
+		counter_add(l, scope, "FLOWS", flowtab_count(c->p.workers[i].flows));
+		for (int f = 0; f < FLOWTAB_STAT_MAX; f++)
+			counter_add(l, scope, flowtab_stat_names[f], fs[f]);
+	}
+	for (int e = 0; e < DP_EVENT_MAX; e++)
+		counter_add(l, "total", dp_event_names[e], total.event[e]);
+	for (int d = 0; d < DP_DROP_MAX; d++)
+		counter_add(l, "total", dp_drop_names[d], total.drop[d]);
+}
+
+static void
+counters_dests(struct control *c, struct counter_list *l)
+{
+	static const char *const names[3] = { "PACKETS", "BYTES", "NEW_FLOWS" };
+	const struct dp_state *s = control_state(c);
+	char scope[WIRE_NAME_MAX], addr[INET6_ADDRSTRLEN];
+
+	for (uint32_t v = 0; v < s->n_vips; v++) {
+		uint64_t vip_sum[3] = { 0 };
+
+		for (uint32_t b = 0; b < s->vips[v].n_dests; b++) {
+			uint32_t id = s->vips[v].dests[b];
+			uint64_t sum[3] = { 0 };
+
+			for (unsigned w = 0; w < c->p.n_workers; w++)
+				for (int k = 0; k < 3; k++)
+					sum[k] += c->p.workers[w].dest_counters[id][k];
+			inet_ntop(af_of_family(s->dests[id].family), s->dests[id].addr,
+				  addr, sizeof(addr));
+			snprintf(scope, sizeof(scope), "backend:%s", s->vips[v].name);
+			for (int k = 0; k < 3; k++) {
+				char name[WIRE_NAME_MAX];
+
+				snprintf(name, sizeof(name), "%s %s", addr, names[k]);
+				counter_add(l, scope, name, sum[k]);
+				vip_sum[k] += sum[k];
+			}
+		}
+		snprintf(scope, sizeof(scope), "vip:%s", s->vips[v].name);
+		for (int k = 0; k < 3; k++)
+			counter_add(l, scope, names[k], vip_sum[k]);
+	}
+}
+
+static void
+counters_port(struct control *c, struct counter_list *l)
+{
+	struct rte_eth_stats st;
+	char scope[WIRE_NAME_MAX];
+
+	if (rte_eth_stats_get(c->sh->port.id, &st) != 0)
+		return;
+	snprintf(scope, sizeof(scope), "port:%s", c->sh->port.name);
+	counter_add(l, scope, "IPACKETS", st.ipackets);
+	counter_add(l, scope, "OPACKETS", st.opackets);
+	counter_add(l, scope, "IBYTES", st.ibytes);
+	counter_add(l, scope, "OBYTES", st.obytes);
+	counter_add(l, scope, "IMISSED", st.imissed);
+	counter_add(l, scope, "IERRORS", st.ierrors);
+	counter_add(l, scope, "OERRORS", st.oerrors);
+	counter_add(l, scope, "RX_NOMBUF", st.rx_nombuf);
+}
+
+static int
+counters(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg *resp)
+{
+	struct counter_list l = { .prefix = req->counters_request.scope };
+	const struct ipc_server_counters *ic = ipc_server_counters(c->ipc);
+
+	counters_port(c, &l);
+	counters_workers(c, &l);
+	counters_dests(c, &l);
+	for (int i = 0; i < CONTROL_COUNTER_MAX; i++)
+		counter_add(&l, "control", control_counter_names[i], c->counters[i]);
+	for (int i = 0; i < IPC_COUNTER_MAX; i++)
+		counter_add(&l, "ipc", ipc_counter_names[i], ic->counts[i]);
+	for (int i = 0; i < WIRE_DROP_MAX; i++)
+		counter_add(&l, "ipc", wire_drop_names[i], ic->wire.drops[i]);
+	counter_add(&l, "synced", "ENTRIES", synced_count(c->sh->synced));
+	resp->kind = WIRE_CTL_COUNTERS_RESPONSE;
+	resp->counters.counters = l.v;
+	resp->counters.count = l.n;
+	return 0;
+}
+
+/* ---------------------------------------------------------- VIPs, backends */
+
+static int
+vip_list(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg *resp)
+{
+	const struct dp_state *s = control_state(c);
+	const struct wire_ctl_vip_list_request *q = &req->vip_list_request;
+	struct wire_ctl_vip_list *out = &resp->vip_list;
+	int only = q->name[0] != '\0' ? state_vip_find(s, q->name) : -1;
+	size_t nb = 0;
+
+	if (q->name[0] != '\0' && only < 0)
+		return -ENOENT;
+	for (uint32_t v = 0; v < s->n_vips; v++)
+		nb += s->vips[v].n_dests;
+	out->vips = calloc(s->n_vips ? s->n_vips : 1, sizeof(*out->vips));
+	out->backends = calloc(nb ? nb : 1, sizeof(*out->backends));
+	resp->kind = WIRE_CTL_VIP_LIST_RESPONSE;
+	if (out->vips == NULL || out->backends == NULL)
+		return -ENOMEM;
+	for (uint32_t v = 0; v < s->n_vips; v++) {
+		const struct dp_vip *dv = &s->vips[v];
+		struct wire_ctl_vip *w;
+
+		if (only >= 0 && (uint32_t)only != v)
+			continue;
+		w = &out->vips[out->n_vips++];
+		snprintf(w->name, sizeof(w->name), "%s", dv->name);
+		w->family = af_of_family(dv->family);
+		w->proto = dv->proto;
+		w->port = dv->port;
+		memcpy(w->address, dv->addr, sizeof(w->address));
+		w->owned = dv->owned;
+		w->backends = dv->n_dests;
+		for (uint32_t b = 0; b < dv->n_dests; b++) {
+			const struct dp_dest *d = &s->dests[dv->dests[b]];
+			struct wire_ctl_backend *wb;
+
+			w->backends_up += d->status != DEST_DOWN && d->resolved;
+			if (!q->backends)
+				continue;
+			wb = &out->backends[out->n_backends++];
+			snprintf(wb->vip, sizeof(wb->vip), "%s", dv->name);
+			wb->family = af_of_family(d->family);
+			memcpy(wb->address, d->addr, sizeof(wb->address));
+			wb->weight = d->weight;
+			wb->state = d->status == DEST_DOWN ? WIRE_BACKEND_DOWN :
+				    d->status == DEST_DRAINING ? WIRE_BACKEND_DRAINING :
+				    WIRE_BACKEND_UP;
+		}
+	}
+	return 0;
+}
+
+static int
+backend_set(struct control *c, const struct wire_ctl_msg *req, char *errmsg, size_t errlen)
+{
+	const struct wire_ctl_backend_set *b = &req->backend_set;
+	const struct dp_state *s = control_state(c);
+	int vip = state_vip_find(s, b->vip);
+	int64_t dest;
+	uint8_t status;
+	uint32_t weight;
+	struct dp_state *n;
+	int rc;
+
+	if (vip < 0) {
+		snprintf(errmsg, errlen, "no vip '%s'", b->vip);
+		return -ENOENT;
+	}
+	dest = state_dest_find(s, (uint32_t)vip, family_of_af(b->family), b->backend);
+	if (dest < 0) {
+		snprintf(errmsg, errlen, "vip '%s' has no such backend", b->vip);
+		return -ENOENT;
+	}
+	status = s->dests[dest].status;
+	weight = s->dests[dest].weight;
+	switch (b->action) {
+	case WIRE_BACKEND_SET_WEIGHT:
+		if (b->weight > MAGLEV_WEIGHT_MAX) {
+			snprintf(errmsg, errlen, "weight %u out of range 0..%u", b->weight,
+				 MAGLEV_WEIGHT_MAX);
+			return -ERANGE;
+		}
+		weight = b->weight;
+		if (status != DEST_DOWN)
+			status = weight > 0 ? DEST_UP : DEST_DRAINING;
+		break;
+	case WIRE_BACKEND_DRAIN:
+		weight = 0;
+		if (status != DEST_DOWN)
+			status = DEST_DRAINING;
+		break;
+	case WIRE_BACKEND_MARK_DOWN:
+		status = DEST_DOWN;
+		break;
+	default:
+		status = weight > 0 ? DEST_UP : DEST_DRAINING;
+		break;
+	}
+	n = state_with_backend(c->sctx, s, (uint32_t)vip, (uint32_t)dest, status, weight, &rc);
+	if (n == NULL)
+		return rc;
+	control_publish(c, n);
+	return 0;
+}
+
+static int
+reload(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg *resp)
+{
+	struct wire_ctl_reload_result *r = &resp->reload_result;
+
+	resp->kind = WIRE_CTL_RELOAD_RESULT;
+	r->ok = control_reload(c, req->reload_request.check_only, r->error,
+			       sizeof(r->error)) == 0;
+	if (r->ok)
+		r->error[0] = '\0';
+	return 0;
+}
+
+static int
+ownership(struct control *c, const struct wire_ctl_msg *req, char *errmsg, size_t errlen)
+{
+	const struct wire_ctl_ownership *o = &req->ownership;
+	struct dp_state *n = NULL;
+	int rc = 0;
+
+	for (size_t i = 0; i < o->count && rc == 0; i++) {
+		const struct dp_state *s = n != NULL ? n : control_state(c);
+		int vip = state_vip_find(s, o->vips[i].vip);
+		struct dp_state *next;
+
+		if (vip < 0) {
+			snprintf(errmsg, errlen, "no vip '%s'", o->vips[i].vip);
+			rc = -ENOENT;
+			break;
+		}
+		next = state_with_owned(c->sctx, s, (uint32_t)vip, o->vips[i].owned, &rc);
+		state_free(n);
+		n = next;
+	}
+	if (rc < 0 || n == NULL) {
+		state_free(n);
+		return rc;
+	}
+	control_publish(c, n);
+	if (o->announce)
+		control_announce(c);
+	return 0;
+}
+
+/* ---------------------------------------------------------- flow tables */
+
+static void
+entry_to_wire(const struct dp_state *s, const struct flowtab_entry *e, uint32_t now_ms,
+	      uint32_t timeout_ms, struct wire_flow *f)
+{
+	uint32_t idle = now_ms - e->last_ms;
+
+	control_wire_from_key(&e->key, f);
+	if (e->backend < s->n_dests) {
+		f->backend_family = af_of_family(s->dests[e->backend].family);
+		memcpy(f->backend, s->dests[e->backend].addr, sizeof(f->backend));
+	}
+	f->lifetime_ms = idle < timeout_ms ? timeout_ms - idle : 0;
+	f->flags = e->state == FLOWTAB_ESTABLISHED ? WIRE_FLOW_ESTABLISHED :
+		   e->state == FLOWTAB_CLOSING ? WIRE_FLOW_CLOSING : 0;
+	if (e->flags & FLOWTAB_FLAG_SYNCED)
+		f->flags |= WIRE_FLOW_FROM_PEER;
+}
+
+static int
+lookup(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg *resp)
+{
+	const struct dp_state *s = control_state(c);
+	struct wire_ctl_lookup *out = &resp->lookup;
+	struct flow_key k;
+	struct flowtab_entry e;
+	struct worker_req wr = { .kind = WORKER_REQ_LOOKUP, .out = &e };
+	const struct flow_key *keys[1] = { &k };
+	struct synced_value sv;
+	enum dp_drop why;
+	int64_t vip;
+	uint32_t now = control_now_ms(c);
+
+	control_key_from_wire(&req->lookup_key, &k);
+	resp->kind = WIRE_CTL_FLOW_LOOKUP_RESPONSE;
+	out->flow = req->lookup_key;
+	vip = viptab_lookup(s->viptab, &k, &why);
+	if (vip < 0) {
+		out->table = WIRE_FLOW_TABLE_NONE;
+		return 0;
+	}
+	wr.key = k;
+	for (unsigned w = 0; w < c->p.n_workers; w++) {
+		if (worker_request(&c->p.workers[w], &wr, WORKER_TIMEOUT_MS) < 0)
+			return -ETIMEDOUT;
+		if (wr.count == 1) {
+			out->table = WIRE_FLOW_TABLE_WORKER;
+			out->worker = w;
+			entry_to_wire(s, &e, now, flowtab_timeout(c->p.workers[w].flows,
+								  (enum flowtab_state)e.state),
+				      &out->flow);
+			return 0;
+		}
+	}
+	if (synced_lookup_burst(c->sh->synced, keys, 1, now, &sv) & 1) {
+		out->table = WIRE_FLOW_TABLE_SYNCED;
+		e = (struct flowtab_entry){ .key = k, .backend = sv.dest, .last_ms = now };
+		entry_to_wire(s, &e, now, sv.expires_ms - now, &out->flow);
+		out->flow.flags |= WIRE_FLOW_FROM_PEER;
+		return 0;
+	}
+	out->table = WIRE_FLOW_TABLE_MAGLEV;
+	{
+		const struct dp_vip *v = &s->vips[vip];
+		struct flow_key hk = k;
+		uint16_t rank;
+
+		if (v->hash == CONFIG_HASH_CLIENT) {
+			hk.vip_port = hk.client_port = 0;
+			hk.proto = 0;
+		}
+		rank = maglev_lookup(v->maglev->slots, v->maglev->size,
+				     flow_key_hash(&hk, &s->seed));
+		if (rank == MAGLEV_SLOT_NONE)
+			return 0;
+		e = (struct flowtab_entry){ .key = k, .backend = v->maglev->rank_dest[rank],
+					    .last_ms = now };
+		entry_to_wire(s, &e, now, 0, &out->flow);
+	}
+	return 0;
+}
+
+/*
+ * Dump cursors: 0 starts; otherwise 1 + (worker << 48 | the worker's flowtab
+ * cursor), the flowtab cursor below 2^48 (it counts slots).
+ */
+static int
+dump(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg *resp)
+{
+	const struct dp_state *s = control_state(c);
+	const struct wire_ctl_dump_request *q = &req->dump_request;
+	uint32_t limit = q->limit == 0 || q->limit > IPC_FLOWS_PER_MSG_MAX ?
+			 IPC_FLOWS_PER_MSG_MAX : q->limit;
+	int vip = q->vip[0] != '\0' ? state_vip_find(s, q->vip) : -1;
+	uint64_t cur = q->cursor == 0 ? 0 : q->cursor - 1;
+	unsigned w = (unsigned)(cur >> 48);
+	struct flowtab_entry *ents = calloc(limit, sizeof(*ents));
+	struct worker_req wr = { .kind = WORKER_REQ_DUMP, .out = ents, .max = limit,
+				 .cursor = cur & ((1ull << 48) - 1) };
+	uint32_t now = control_now_ms(c);
+
+	resp->kind = WIRE_CTL_DUMP_RESPONSE;
+	if (q->vip[0] != '\0' && vip < 0) {
+		free(ents);
+		return -ENOENT;
+	}
+	if (ents == NULL || w >= c->p.n_workers) {
+		free(ents);
+		return ents == NULL ? -ENOMEM : -EINVAL;
+	}
+	if (worker_request(&c->p.workers[w], &wr, WORKER_TIMEOUT_MS) < 0) {
+		free(ents);
+		return -ETIMEDOUT;
+	}
+	for (uint32_t i = 0; i < wr.count; i++) {
+		const struct flowtab_entry *e = &ents[i];
+
+		if (vip >= 0 && (e->backend >= s->n_dests || s->dests[e->backend].vip != vip))
+			continue;
+		entry_to_wire(s, e, now, flowtab_timeout(c->p.workers[w].flows,
+							 (enum flowtab_state)e->state),
+			      &c->flows[resp->dump.count++]);
+	}
+	free(ents);
+	resp->dump.entries = c->flows;
+	if (wr.cursor != FLOWTAB_WALK_END)
+		resp->dump.next_cursor = 1 + ((uint64_t)w << 48 | wr.cursor);
+	else if (w + 1 < c->p.n_workers)
+		resp->dump.next_cursor = 1 + ((uint64_t)(w + 1) << 48);
+	return 0;
+}
+
+/* Entries from syncd: only for VIPs and backends configured here. */
+static int
+import(struct control *c, const struct wire_ctl_msg *req)
+{
+	const struct dp_state *s = control_state(c);
+	const struct wire_ctl_flows *fl = &req->flows;
+	uint32_t now = control_now_ms(c);
+
+	for (size_t i = 0; i < fl->count; i++) {
+		const struct wire_flow *f = &fl->entries[i];
+		struct flow_key k;
+		enum dp_drop why;
+		int64_t vip, dest;
+
+		control_key_from_wire(f, &k);
+		vip = viptab_lookup(s->viptab, &k, &why);
+		dest = vip < 0 ? -1 : state_dest_find(s, (uint32_t)vip,
+						      family_of_af(f->backend_family), f->backend);
+		if (dest < 0) {
+			c->counters[CONTROL_IMPORT_REJECTED]++;
+			continue;
+		}
+		if (fl->event == WIRE_FLOW_EVENT_CLOSE) {
+			synced_remove(c->sh->synced, &k);
+		} else if (synced_upsert(c->sh->synced, &k, (uint32_t)dest,
+					 now + f->lifetime_ms) < 0) {
+			c->counters[CONTROL_IMPORT_FULL]++;
+			continue;
+		}
+		c->counters[CONTROL_IMPORTED]++;
+	}
+	return 0;
+}
+
+int
+control_ipc_request(void *ctx, uint64_t conn_id, const struct wire_ctl_msg *req,
+		    struct wire_ctl_msg *resp, char *errmsg, size_t errlen)
+{
+	struct control *c = ctx;
+
+	switch (req->kind) {
+	case WIRE_CTL_STATUS_REQUEST:
+		return status(c, resp);
+	case WIRE_CTL_COUNTERS_REQUEST:
+		return counters(c, req, resp);
+	case WIRE_CTL_VIP_LIST_REQUEST:
+		return vip_list(c, req, resp);
+	case WIRE_CTL_BACKEND_SET:
+		return backend_set(c, req, errmsg, errlen);
+	case WIRE_CTL_RELOAD_REQUEST:
+		return reload(c, req, resp);
+	case WIRE_CTL_OWNERSHIP_SET:
+		return ownership(c, req, errmsg, errlen);
+	case WIRE_CTL_FLOW_LOOKUP_REQUEST:
+		return lookup(c, req, resp);
+	case WIRE_CTL_DUMP_REQUEST:
+		return dump(c, req, resp);
+	case WIRE_CTL_EXPORT_SUBSCRIBE:
+		c->export_conn = req->export_subscribe.enable ? conn_id : 0;
+		return 0;
+	case WIRE_CTL_IMPORT_BATCH:
+		return import(c, req);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+void
+control_ipc_release(void *ctx, struct wire_ctl_msg *resp)
+{
+	(void)ctx;
+	if (resp->kind == WIRE_CTL_COUNTERS_RESPONSE)
+		free(resp->counters.counters);
+	else if (resp->kind == WIRE_CTL_VIP_LIST_RESPONSE) {
+		free(resp->vip_list.vips);
+		free(resp->vip_list.backends);
+	}
+}
+
+void
+control_ipc_disconnected(void *ctx, uint64_t conn_id)
+{
+	struct control *c = ctx;
+
+	if (c->export_conn == conn_id)
+		c->export_conn = 0;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Shared by control.c (the loop) and control_ipc.c (the IPC handlers) only. */
+#ifndef MAGLB_DATAPLANE_CONTROL_PRIVATE_H
+#define MAGLB_DATAPLANE_CONTROL_PRIVATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <qb/qbloop.h>
+
+#include "dataplane/control.h"
+#include "dataplane/core/flow_key.h"
+#include "dataplane/state.h"
+#include "dataplane/worker.h"
+#include "proto/wire.h"
+
+struct ipc_server;
+struct neigh;
+struct wire_flow;
+
+/* Control-thread counters: X(NAME, "description"). */
+#define CONTROL_COUNTERS(X)						\
+	X(IMPORTED, "entries from syncd applied to the synced table")	\
+	X(IMPORT_REJECTED, "entries from syncd for a VIP or backend not configured here") \
+	X(IMPORT_FULL, "entries from syncd refused: synced table full")	\
+	X(EXPORTED, "flow events sent to syncd")				\
+	X(EXPORT_LOST, "flow events lost: syncd's event ring was full")	\
+	X(EXPORT_NO_SUBSCRIBER, "flow events with no syncd subscribed")	\
+	X(ARP_REPLIES, "ARP replies sent")				\
+	X(ND_ADVERTS, "neighbour advertisements sent")			\
+	X(SOLICITS, "ARP requests and neighbour solicitations sent")	\
+	X(ANNOUNCES, "gratuitous ARPs and unsolicited NAs sent")		\
+	X(SLOW_IGNORED, "ARP/ND frames not for this node")		\
+	X(RELOADS, "config reloads applied")				\
+	X(RELOAD_ERRORS, "config reloads refused")			\
+	X(STATES, "forwarding states published")
+
+enum control_counter {
+#define CONTROL_COUNTER_ENUM(name, desc) CONTROL_##name,
+	CONTROL_COUNTERS(CONTROL_COUNTER_ENUM)
+#undef CONTROL_COUNTER_ENUM
+	CONTROL_COUNTER_MAX
+};
+
+enum { CONTROL_RETIRED_MAX = 64 };
+
+struct control {
+	qb_loop_t *loop;
+	qb_loop_timer_handle tick;
+	struct control_params p;
+	struct dp_shared *sh;
+	struct config *cfg;
+	struct state_ctx *sctx;
+	struct neigh *neigh;
+	uint64_t neigh_generation;
+	struct ipc_server *ipc;
+	uint64_t start_ms;
+	uint64_t export_conn;           /* syncd's connection; 0: none */
+	uint64_t export_seq;
+	uint64_t export_lost;           /* to report in the next batch */
+	struct wire_flow *flows;        /* scratch: IPC_FLOWS_PER_MSG_MAX entries */
+	struct {
+		struct dp_state *state;
+		uint64_t token;
+	} retired[CONTROL_RETIRED_MAX];
+	unsigned n_retired;
+	uint64_t counters[CONTROL_COUNTER_MAX];
+};
+
+extern const char *const control_counter_names[CONTROL_COUNTER_MAX];
+
+/* The state workers read now (the control thread is its only writer). */
+static inline const struct dp_state *
+control_state(const struct control *c)
+{
+	return c->sh->state;
+}
+
+/* Publish s to the workers; the old state is freed after a grace period. */
+void control_publish(struct control *c, struct dp_state *s);
+
+/* Send gratuitous ARP / unsolicited NA for every VIP this node owns. */
+void control_announce(struct control *c);
+
+/* Apply the config file again; 0, or -errno with err filled. */
+int control_reload(struct control *c, bool check_only, char *err, size_t errlen);
+
+/* Milliseconds of the workers' clock. */
+uint32_t control_now_ms(const struct control *c);
+
+/* flow_key <-> wire_flow (families 4/6 <-> AF_INET/AF_INET6). */
+void control_key_from_wire(const struct wire_flow *f, struct flow_key *k);
+void control_wire_from_key(const struct flow_key *k, struct wire_flow *f);
+
+/* The IPC handlers (control_ipc.c). */
+int control_ipc_request(void *ctx, uint64_t conn_id, const struct wire_ctl_msg *req,
+			struct wire_ctl_msg *resp, char *errmsg, size_t errlen);
+void control_ipc_release(void *ctx, struct wire_ctl_msg *resp);
+void control_ipc_disconnected(void *ctx, uint64_t conn_id);
+
+#endif /* MAGLB_DATAPLANE_CONTROL_PRIVATE_H */

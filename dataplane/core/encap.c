@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "dataplane/core/encap.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <string.h>
+
+#include "dataplane/core/flow_key.h"
+
+const char *const encap_kind_names[ENCAP_KIND_MAX] = {
+	[ENCAP_GRE] = "gre",
+	[ENCAP_IPIP] = "ipip",
+	[ENCAP_L2] = "l2",
+};
+
+/* What encap_write() switches on: kind and outer family in one. */
+enum encap_layout {
+	ENCAP_LAYOUT_GRE4 = 0,
+	ENCAP_LAYOUT_GRE6,
+	ENCAP_LAYOUT_IPIP4,
+	ENCAP_LAYOUT_IPIP6,
+	ENCAP_LAYOUT_L2,
+	ENCAP_LAYOUT_MAX
+};
+
+enum {
+	ENCAP_IP4_LEN = 20,
+	ENCAP_IP6_LEN = 40,
+	ENCAP_PROTO_IPIP = 4,     /* IPv4 in IP */
+	ENCAP_PROTO_IPV6 = 41,    /* IPv6 in IP */
+	ENCAP_PROTO_GRE = 47,
+	ENCAP_ETHERTYPE_IPV4 = 0x0800,
+	ENCAP_ETHERTYPE_IPV6 = 0x86dd,
+};
+
+static_assert(ENCAP_HDR_MAX == ENCAP_ETH_LEN + ENCAP_IP6_LEN + ENCAP_GRE_LEN,
+	      "encap header room");
+
+static inline void
+encap_put16(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static inline void
+encap_put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+/* Unfolded one's complement sum of the 16-bit big-endian words of p[0..len). */
+static uint32_t
+encap_sum16(const uint8_t *p, unsigned len)
+{
+	uint32_t sum = 0;
+
+	for (unsigned i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)p[i] << 8 | p[i + 1];
+	return sum;
+}
+
+/* The template for inner family index i (0: IPv4, 1: IPv6). */
+static void
+encap_template(struct encap_tunnel *t, unsigned i)
+{
+	static const uint16_t ethertype[2] = { ENCAP_ETHERTYPE_IPV4, ENCAP_ETHERTYPE_IPV6 };
+	static const uint8_t ipip_proto[2] = { ENCAP_PROTO_IPIP, ENCAP_PROTO_IPV6 };
+	uint8_t *h = t->tmpl[i], *ip = h + ENCAP_ETH_LEN;
+	bool gre = t->kind == ENCAP_GRE;
+	uint8_t proto = gre ? ENCAP_PROTO_GRE : ipip_proto[i];
+	unsigned ip_len = t->outer_family == FLOW_FAMILY_IPV4 ? ENCAP_IP4_LEN : ENCAP_IP6_LEN;
+
+	memcpy(h, t->eth_dst, 6);
+	memcpy(h + 6, t->eth_src, 6);
+	if (t->kind == ENCAP_L2) {
+		encap_put16(h + 12, ethertype[i]);
+		return;
+	}
+	if (t->outer_family == FLOW_FAMILY_IPV4) {
+		encap_put16(h + 12, ENCAP_ETHERTYPE_IPV4);
+		ip[0] = 0x45;
+		ip[8] = ENCAP_TTL;
+		ip[9] = proto;
+		memcpy(ip + 12, t->src, 4);
+		memcpy(ip + 16, t->dst, 4);
+		t->csum[i] = encap_sum16(ip, ENCAP_IP4_LEN);
+	} else {
+		encap_put16(h + 12, ENCAP_ETHERTYPE_IPV6);
+		ip[0] = 0x60;
+		ip[6] = proto;
+		ip[7] = ENCAP_TTL;
+		memcpy(ip + 8, t->src, 16);
+		memcpy(ip + 24, t->dst, 16);
+	}
+	if (gre)
+		encap_put16(ip + ip_len + 2, ethertype[i]);
+}
+
+int
+encap_tunnel_init(struct encap_tunnel *t, enum encap_kind kind,
+		  uint8_t outer_family, const uint8_t eth_dst[6],
+		  const uint8_t eth_src[6], const uint8_t src[16],
+		  const uint8_t dst[16])
+{
+	bool v4 = outer_family == FLOW_FAMILY_IPV4;
+
+	memset(t, 0, sizeof(*t));
+	if ((unsigned)kind >= ENCAP_KIND_MAX ||
+	    (outer_family != FLOW_FAMILY_IPV4 && outer_family != FLOW_FAMILY_IPV6))
+		return -EINVAL;
+
+	/* commit */
+	t->kind = (uint8_t)kind;
+	t->outer_family = outer_family;
+	memcpy(t->eth_dst, eth_dst, 6);
+	memcpy(t->eth_src, eth_src, 6);
+	memcpy(t->src, src, v4 ? 4 : 16);
+	memcpy(t->dst, dst, v4 ? 4 : 16);
+	switch (kind) {
+	case ENCAP_GRE:
+		t->layout = v4 ? ENCAP_LAYOUT_GRE4 : ENCAP_LAYOUT_GRE6;
+		t->overhead = (uint8_t)((v4 ? ENCAP_IP4_LEN : ENCAP_IP6_LEN) + ENCAP_GRE_LEN);
+		break;
+	case ENCAP_IPIP:
+		t->layout = v4 ? ENCAP_LAYOUT_IPIP4 : ENCAP_LAYOUT_IPIP6;
+		t->overhead = v4 ? ENCAP_IP4_LEN : ENCAP_IP6_LEN;
+		break;
+	default:
+		t->layout = ENCAP_LAYOUT_L2;
+		t->overhead = 0;
+		break;
+	}
+	encap_template(t, 0);
+	encap_template(t, 1);
+	return 0;
+}
+
+/*
+ * Outer IPv4. gre is a constant at each call, so the copy has a fixed size.
+ * The checksum: the template's sum plus the variable words (TOS, total
+ * length, ID, flags), folded and complemented (RFC 1071).
+ */
+static inline void
+encap_write_ip4(uint8_t *hdr, const struct encap_tunnel *t, unsigned i,
+		unsigned gre, uint16_t inner_len, uint8_t tos, bool df, uint16_t id)
+{
+	uint8_t *ip = hdr + ENCAP_ETH_LEN;
+	uint16_t len = (uint16_t)(ENCAP_IP4_LEN + gre + inner_len);
+	uint32_t sum = t->csum[i] + tos + len + id + ((uint32_t)df << 14);
+
+	memcpy(hdr, t->tmpl[i], ENCAP_ETH_LEN + ENCAP_IP4_LEN + gre);
+	ip[1] = tos;
+	encap_put16(ip + 2, len);
+	encap_put16(ip + 4, id);
+	ip[6] = (uint8_t)((unsigned)df << 6);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum += sum >> 16;
+	encap_put16(ip + 10, ~sum & 0xffff);
+}
+
+static inline void
+encap_write_ip6(uint8_t *hdr, const struct encap_tunnel *t, unsigned i,
+		unsigned gre, uint16_t inner_len, uint8_t tclass, uint32_t h)
+{
+	uint8_t *ip = hdr + ENCAP_ETH_LEN;
+	uint32_t label = (h ^ h >> 20) & 0xfffff;
+
+	label |= label == 0;
+	memcpy(hdr, t->tmpl[i], ENCAP_ETH_LEN + ENCAP_IP6_LEN + gre);
+	encap_put32(ip, 0x60000000u | (uint32_t)tclass << 20 | label);
+	encap_put16(ip + 4, (uint16_t)(gre + inner_len));
+}
+
+void
+encap_write(uint8_t *hdr, const struct encap_tunnel *t, uint8_t inner_family,
+	    uint16_t inner_len, uint8_t inner_tos, bool df, uint16_t id,
+	    uint32_t flow_label_hash)
+{
+	unsigned i = inner_family != FLOW_FAMILY_IPV4;
+
+	switch (t->layout) {
+	case ENCAP_LAYOUT_GRE4:
+		encap_write_ip4(hdr, t, i, ENCAP_GRE_LEN, inner_len, inner_tos, df, id);
+		break;
+	case ENCAP_LAYOUT_IPIP4:
+		encap_write_ip4(hdr, t, i, 0, inner_len, inner_tos, df, id);
+		break;
+	case ENCAP_LAYOUT_GRE6:
+		encap_write_ip6(hdr, t, i, ENCAP_GRE_LEN, inner_len, inner_tos,
+				flow_label_hash);
+		break;
+	case ENCAP_LAYOUT_IPIP6:
+		encap_write_ip6(hdr, t, i, 0, inner_len, inner_tos, flow_label_hash);
+		break;
+	default:
+		memcpy(hdr, t->tmpl[i], ENCAP_ETH_LEN);
+		break;
+	}
+}
+
+void
+encap_l2_rewrite(uint8_t *frame, const struct encap_tunnel *t)
+{
+	/* Every template starts with eth_dst, eth_src. */
+	memcpy(frame, t->tmpl[0], 12);
+}

@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The frame parser. The wire layouts it reads (offsets in bytes):
+ *
+ * Ethernet   0 dst MAC | 6 src MAC | 12 ethertype | 14 ...
+ *   802.1Q               12 0x8100 | 14 TCI | 16 ethertype | 18 ...
+ *
+ * IPv4       0 version:4 IHL:4 | 1 TOS | 2 total length | 4 id
+ *            6 flags:3 (DF 0x4000, MF 0x2000) offset:13 | 8 TTL | 9 proto
+ *            10 checksum | 12 source | 16 destination | 20 options, IHL * 4
+ *
+ * IPv6       0 version:4 class:8 label:20 | 4 payload length | 6 next header
+ *            7 hop limit | 8 source | 24 destination | 40 ...
+ *   extension headers (0, 43, 60): 0 next header | 1 length in 8 bytes - 1
+ *   fragment header (44):          0 next header | 2 offset:13 res:2 M:1 | 4 id
+ *
+ * TCP        0 source port | 2 dest port | 12 data offset:4 | 13 flags
+ * UDP        0 source port | 2 dest port | 4 length | 6 checksum
+ * ICMP(v6)   0 type | 1 code | 2 checksum | 4 rest | 8 body (errors: the
+ *            offending packet's IP header and at least 8 bytes beyond it)
+ * ND NS/NA   ICMPv6 | 8 target address | 24 options
+ */
+#include "dataplane/core/packet.h"
+
+#include <string.h>
+#include <netinet/in.h>
+
+enum pkt_layout {
+	ETHER_LEN = 14,
+	ETHER_TYPE = 12,
+	VLAN_LEN = 4,
+
+	ETHERTYPE_IPV4 = 0x0800,
+	ETHERTYPE_ARP = 0x0806,
+	ETHERTYPE_VLAN = 0x8100,
+	ETHERTYPE_IPV6 = 0x86dd,
+
+	IPV4_LEN = 20,
+	IPV4_TOS = 1,
+	IPV4_TOTAL_LEN = 2,
+	IPV4_FRAG = 6,
+	IPV4_TTL = 8,
+	IPV4_PROTO = 9,
+	IPV4_SRC = 12,
+	IPV4_DST = 16,
+	IPV4_DF = 0x4000,
+	IPV4_FRAG_MASK = 0x3fff,        /* MF and offset */
+	IPV4_OFFSET_MASK = 0x1fff,
+
+	IPV6_LEN = 40,
+	IPV6_PAYLOAD_LEN = 4,
+	IPV6_NEXT = 6,
+	IPV6_HOP_LIMIT = 7,
+	IPV6_SRC = 8,
+	IPV6_DST = 24,
+	IPV6_FRAG_HDR_LEN = 8,
+	IPV6_FRAG_MASK = 0xfff9,        /* offset and M: not an atomic fragment */
+	IPV6_OFFSET_MASK = 0xfff8,
+
+	TCP_LEN = 20,
+	TCP_DATA_OFF = 12,
+	TCP_FLAGS = 13,
+	UDP_LEN = 8,
+	UDP_LENGTH = 4,
+	ICMP_LEN = 8,                   /* every ICMP / ICMPv6 message */
+	L4_PORTS_LEN = 8,               /* what an ICMP error must quote */
+	ND_TARGET = 8,
+	ND_NS_LEN = 24,
+
+	ARP_HTYPE_ETHER = 1,
+};
+
+/* Extension headers the IPv6 walk follows, as a bit set over next header. */
+#define IPV6_EXT_SET ((1ull << 0) | (1ull << 43) | (1ull << 44) | (1ull << 60))
+#define IPV6_EXT_FRAGMENT 44
+/* ICMPv4 errors about a packet: unreachable 3, time exceeded 11, parameter 12. */
+#define ICMP4_ERROR_SET ((1u << 3) | (1u << 11) | (1u << 12))
+
+const char *const pkt_kind_names[PKT_KIND_MAX] = {
+	[PKT_KIND_FLOW] = "flow",
+	[PKT_KIND_FRAGMENT] = "fragment",
+	[PKT_KIND_ICMP_ERROR] = "icmp-error",
+	[PKT_KIND_ICMP_OTHER] = "icmp-other",
+	[PKT_KIND_ARP] = "arp",
+	[PKT_KIND_ND] = "nd",
+	[PKT_KIND_OTHER_L4] = "other-l4",
+};
+
+/* The IPv6 header chain as far as the walk went. */
+struct pkt_ipv6_chain {
+	uint32_t off;           /* past the last header walked */
+	uint16_t frag;          /* a fragment header's offset and flags */
+	uint8_t proto;          /* the next header after the walk */
+	bool fragment;          /* stopped at a (non-atomic) fragment header */
+};
+
+static inline bool
+pkt_drop(enum dp_drop *why, enum dp_drop reason)
+{
+	*why = reason;
+	return false;
+}
+
+static inline bool
+pkt_is_tcp_udp(uint8_t proto)
+{
+	return proto == IPPROTO_TCP || proto == IPPROTO_UDP;
+}
+
+static inline uint32_t
+pkt_word32(const uint8_t *p)
+{
+	uint32_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return w;
+}
+
+/*
+ * The IPv4 header checksum holds when the one's complement sum of the header
+ * is 0xffff. Summing native 32-bit words and folding gives that sum in native
+ * byte order, and 0xffff reads the same in both.
+ */
+static inline bool
+pkt_ipv4_checksum_ok(const uint8_t *ip, uint32_t hlen)
+{
+	uint64_t sum = (uint64_t)pkt_word32(ip) + pkt_word32(ip + 4) +
+		       pkt_word32(ip + 8) + pkt_word32(ip + 12) +
+		       pkt_word32(ip + 16);
+
+	for (uint32_t off = IPV4_LEN; off < hlen; off += 4)
+		sum += pkt_word32(ip + off);
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	return sum == 0xffffu;
+}
+
+/*
+ * Walk the extension headers of the IPv6 packet at ip, whose first len bytes
+ * (len >= 40) may be read. Stops at the first header that is no extension
+ * header, or at a fragment header that is not atomic. False when a header
+ * runs past len, hop-by-hop is not first, or there are more than
+ * PKT_IPV6_EXT_MAX of them.
+ */
+static bool
+pkt_ipv6_walk(const uint8_t *ip, uint32_t len, struct pkt_ipv6_chain *c)
+{
+	uint32_t off = IPV6_LEN;
+	uint8_t next = ip[IPV6_NEXT];
+
+	for (uint32_t n = 0; next < 64 && (IPV6_EXT_SET >> next & 1); n++) {
+		uint32_t hlen = IPV6_FRAG_HDR_LEN;
+
+		if (n == PKT_IPV6_EXT_MAX || len - off < 8 || (next == 0 && n != 0))
+			return false;
+		if (next == IPV6_EXT_FRAGMENT) {
+			uint16_t frag = pkt_be16(ip + off + 2);
+
+			if (frag & IPV6_FRAG_MASK) {
+				c->off = off + IPV6_FRAG_HDR_LEN;
+				c->frag = frag;
+				c->proto = ip[off];
+				c->fragment = true;
+				return true;
+			}
+		} else {
+			hlen = (ip[off + 1] + 1u) * 8;
+			if (hlen > len - off)
+				return false;
+		}
+		next = ip[off];
+		off += hlen;
+	}
+	c->off = off;
+	c->frag = 0;
+	c->proto = next;
+	c->fragment = false;
+	return true;
+}
+
+/* TCP or UDP (m->key.proto) at l4, l4_len bytes to the end of the IP packet. */
+static bool
+pkt_parse_tcp_udp(const uint8_t *l4, uint32_t l4_len, struct pkt_meta *m,
+		  enum dp_drop *why)
+{
+	if (m->key.proto == IPPROTO_TCP) {
+		uint32_t data_off;
+
+		if (l4_len < TCP_LEN)
+			return pkt_drop(why, DP_DROP_BAD_L4);
+		data_off = (uint32_t)(l4[TCP_DATA_OFF] >> 4) * 4;
+		if (data_off < TCP_LEN || data_off > l4_len)
+			return pkt_drop(why, DP_DROP_BAD_L4);
+		m->tcp_flags = l4[TCP_FLAGS];
+	} else {
+		uint32_t udp_len;
+
+		if (l4_len < UDP_LEN)
+			return pkt_drop(why, DP_DROP_BAD_L4);
+		udp_len = pkt_be16(l4 + UDP_LENGTH);
+		if (udp_len < UDP_LEN || udp_len > l4_len)
+			return pkt_drop(why, DP_DROP_BAD_L4);
+	}
+	m->key.client_port = pkt_be16(l4);
+	m->key.vip_port = pkt_be16(l4 + 2);
+	m->kind = PKT_KIND_FLOW;
+	return true;
+}
+
+/*
+ * The key of an ICMP error from its inner packet, sent VIP -> client: the
+ * VIP (inner source) already equals key.vip; the client is the inner
+ * destination, the ports are swapped back.
+ */
+static bool
+pkt_icmp_error_key(const uint8_t *client, uint32_t addr_len,
+		   const uint8_t *l4, uint8_t proto, struct pkt_meta *m)
+{
+	memcpy(m->key.client, client, addr_len);
+	m->key.vip_port = pkt_be16(l4);
+	m->key.client_port = pkt_be16(l4 + 2);
+	m->key.proto = proto;
+	m->kind = PKT_KIND_ICMP_ERROR;
+	return true;
+}
+
+/* ICMPv4 at icmp, icmp_len bytes to the end of the IP packet at ip. */
+static bool
+pkt_parse_icmp4(const uint8_t *ip, const uint8_t *icmp, uint32_t icmp_len,
+		struct pkt_meta *m, enum dp_drop *why)
+{
+	const uint8_t *inner = icmp + ICMP_LEN;
+	uint32_t inner_len, inner_hlen;
+
+	if (icmp_len < ICMP_LEN)
+		return pkt_drop(why, DP_DROP_BAD_L4);
+	m->icmp_type = icmp[0];
+	m->icmp_code = icmp[1];
+	if (icmp[0] >= 32 || !(ICMP4_ERROR_SET >> icmp[0] & 1)) {
+		m->kind = PKT_KIND_ICMP_OTHER;
+		return true;
+	}
+	inner_len = icmp_len - ICMP_LEN;
+	if (inner_len < IPV4_LEN || inner[0] >> 4 != 4)
+		return pkt_drop(why, DP_DROP_ICMP_BAD_INNER);
+	inner_hlen = (inner[0] & 0xfu) * 4;
+	if (inner_hlen < IPV4_LEN || inner_hlen + L4_PORTS_LEN > inner_len ||
+	    (pkt_be16(inner + IPV4_FRAG) & IPV4_OFFSET_MASK) != 0 ||
+	    !pkt_is_tcp_udp(inner[IPV4_PROTO]) ||
+	    memcmp(inner + IPV4_SRC, ip + IPV4_DST, 4) != 0)
+		return pkt_drop(why, DP_DROP_ICMP_BAD_INNER);
+	return pkt_icmp_error_key(inner + IPV4_DST, 4, inner + inner_hlen,
+				  inner[IPV4_PROTO], m);
+}
+
+static bool
+pkt_parse_icmp6_error(const uint8_t *ip, const uint8_t *inner,
+		      uint32_t inner_len, struct pkt_meta *m, enum dp_drop *why)
+{
+	struct pkt_ipv6_chain c;
+
+	if (inner_len < IPV6_LEN || inner[0] >> 4 != 6 ||
+	    !pkt_ipv6_walk(inner, inner_len, &c) ||
+	    (c.frag & IPV6_OFFSET_MASK) != 0 || !pkt_is_tcp_udp(c.proto) ||
+	    c.off + L4_PORTS_LEN > inner_len ||
+	    memcmp(inner + IPV6_SRC, ip + IPV6_DST, 16) != 0)
+		return pkt_drop(why, DP_DROP_ICMP_BAD_INNER);
+	return pkt_icmp_error_key(inner + IPV6_DST, 16, inner + c.off, c.proto, m);
+}
+
+/* ICMPv6 at icmp, icmp_len bytes to the end of the IP packet at ip. */
+static bool
+pkt_parse_icmp6(const uint8_t *ip, const uint8_t *icmp, uint32_t icmp_len,
+		struct pkt_meta *m, enum dp_drop *why)
+{
+	uint8_t type;
+
+	if (icmp_len < ICMP_LEN)
+		return pkt_drop(why, DP_DROP_BAD_L4);
+	type = icmp[0];
+	m->icmp_type = type;
+	m->icmp_code = icmp[1];
+	if ((uint8_t)(type - 1) < 4)            /* 1..4: errors */
+		return pkt_parse_icmp6_error(ip, icmp + ICMP_LEN,
+					     icmp_len - ICMP_LEN, m, why);
+	if ((uint8_t)(type - 133) >= 5) {       /* not 133..137: ND */
+		m->kind = PKT_KIND_ICMP_OTHER;
+		return true;
+	}
+	if (type == 135 || type == 136) {
+		if (icmp_len < ND_NS_LEN)
+			return pkt_drop(why, DP_DROP_BAD_L4);
+		memcpy(m->key.vip, icmp + ND_TARGET, 16);
+	}
+	m->kind = PKT_KIND_ND;
+	return true;
+}
+
+static bool
+pkt_parse_ipv4(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
+	       enum dp_drop *why)
+{
+	const uint8_t *ip = frame + m->l2_len;
+	uint32_t hlen, total;
+	uint16_t frag;
+
+	if (avail < IPV4_LEN)
+		return pkt_drop(why, DP_DROP_TRUNCATED);
+	if (ip[0] >> 4 != 4)
+		return pkt_drop(why, DP_DROP_BAD_IP_VERSION);
+	hlen = (ip[0] & 0xfu) * 4;
+	total = pkt_be16(ip + IPV4_TOTAL_LEN);
+	if (hlen < IPV4_LEN || hlen > total)
+		return pkt_drop(why, DP_DROP_BAD_IHL);
+	if (total > avail)
+		return pkt_drop(why, DP_DROP_BAD_IP_LENGTH);
+	if (!pkt_ipv4_checksum_ok(ip, hlen))
+		return pkt_drop(why, DP_DROP_BAD_IP_CHECKSUM);
+	if (ip[IPV4_TTL] == 0)
+		return pkt_drop(why, DP_DROP_TTL_EXCEEDED);
+
+	frag = pkt_be16(ip + IPV4_FRAG);
+	m->l3_len = (uint16_t)hlen;
+	m->ip_len = (uint16_t)total;
+	m->family = FLOW_FAMILY_IPV4;
+	m->df = (frag & IPV4_DF) != 0;
+	m->ttl = ip[IPV4_TTL];
+	m->tos = ip[IPV4_TOS];
+	memcpy(m->key.vip, ip + IPV4_DST, 4);
+	memcpy(m->key.client, ip + IPV4_SRC, 4);
+	m->key.proto = ip[IPV4_PROTO];
+	m->key.family = FLOW_FAMILY_IPV4;
+	if (frag & IPV4_FRAG_MASK) {
+		m->kind = PKT_KIND_FRAGMENT;
+		return true;
+	}
+	m->l4_off = (uint16_t)(m->l2_len + hlen);
+	switch (ip[IPV4_PROTO]) {
+	case IPPROTO_TCP:
+	case IPPROTO_UDP:
+		return pkt_parse_tcp_udp(ip + hlen, total - hlen, m, why);
+	case IPPROTO_ICMP:
+		return pkt_parse_icmp4(ip, ip + hlen, total - hlen, m, why);
+	default:
+		m->kind = PKT_KIND_OTHER_L4;
+		return true;
+	}
+}
+
+static bool
+pkt_parse_ipv6(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
+	       enum dp_drop *why)
+{
+	const uint8_t *ip = frame + m->l2_len;
+	struct pkt_ipv6_chain c;
+	uint32_t total;
+
+	if (avail < IPV6_LEN)
+		return pkt_drop(why, DP_DROP_TRUNCATED);
+	if (ip[0] >> 4 != 6)
+		return pkt_drop(why, DP_DROP_BAD_IP_VERSION);
+	total = pkt_be16(ip + IPV6_PAYLOAD_LEN) + (uint32_t)IPV6_LEN;
+	if (total > avail || total > UINT16_MAX)
+		return pkt_drop(why, DP_DROP_BAD_IP_LENGTH);
+	if (ip[IPV6_HOP_LIMIT] == 0)
+		return pkt_drop(why, DP_DROP_TTL_EXCEEDED);
+	if (!pkt_ipv6_walk(ip, total, &c))
+		return pkt_drop(why, DP_DROP_BAD_EXT_HEADER);
+
+	m->l3_len = (uint16_t)c.off;
+	m->ip_len = (uint16_t)total;
+	m->family = FLOW_FAMILY_IPV6;
+	m->df = 1;
+	m->ttl = ip[IPV6_HOP_LIMIT];
+	m->tos = (uint8_t)((ip[0] & 0xfu) << 4 | ip[1] >> 4);
+	memcpy(m->key.vip, ip + IPV6_DST, 16);
+	memcpy(m->key.client, ip + IPV6_SRC, 16);
+	m->key.proto = c.proto;
+	m->key.family = FLOW_FAMILY_IPV6;
+	if (c.fragment) {
+		m->kind = PKT_KIND_FRAGMENT;
+		return true;
+	}
+	m->l4_off = (uint16_t)(m->l2_len + c.off);
+	switch (c.proto) {
+	case IPPROTO_TCP:
+	case IPPROTO_UDP:
+		return pkt_parse_tcp_udp(ip + c.off, total - c.off, m, why);
+	case IPPROTO_ICMPV6:
+		return pkt_parse_icmp6(ip, ip + c.off, total - c.off, m, why);
+	default:
+		m->kind = PKT_KIND_OTHER_L4;
+		return true;
+	}
+}
+
+static bool
+pkt_parse_arp(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
+	      enum dp_drop *why)
+{
+	const uint8_t *arp = frame + m->l2_len;
+
+	if (avail < PKT_ARP_LEN)
+		return pkt_drop(why, DP_DROP_TRUNCATED);
+	if (pkt_be16(arp) != ARP_HTYPE_ETHER || pkt_be16(arp + 2) != ETHERTYPE_IPV4 ||
+	    arp[4] != 6 || arp[5] != 4)
+		return pkt_drop(why, DP_DROP_ARP_IGNORED);
+	m->l3_len = PKT_ARP_LEN;
+	memcpy(m->key.vip, arp + PKT_ARP_TARGET_IP, 4);
+	memcpy(m->key.client, arp + PKT_ARP_SENDER_IP, 4);
+	m->kind = PKT_KIND_ARP;
+	return true;
+}
+
+bool
+pkt_parse(const uint8_t *frame, uint32_t len, struct pkt_meta *m,
+	  enum dp_drop *why)
+{
+	uint32_t l2 = ETHER_LEN;
+	uint16_t type;
+
+	memset(m, 0, sizeof(*m));
+	if (len < ETHER_LEN)
+		return pkt_drop(why, DP_DROP_TRUNCATED);
+	type = pkt_be16(frame + ETHER_TYPE);
+	if (type == ETHERTYPE_VLAN) {
+		l2 += VLAN_LEN;
+		if (len < l2)
+			return pkt_drop(why, DP_DROP_TRUNCATED);
+		type = pkt_be16(frame + ETHER_TYPE + VLAN_LEN);
+	}
+	m->l2_len = (uint16_t)l2;
+	switch (type) {
+	case ETHERTYPE_IPV4:
+		return pkt_parse_ipv4(frame, len - l2, m, why);
+	case ETHERTYPE_IPV6:
+		return pkt_parse_ipv6(frame, len - l2, m, why);
+	case ETHERTYPE_ARP:
+		return pkt_parse_arp(frame, len - l2, m, why);
+	default:
+		return pkt_drop(why, DP_DROP_BAD_ETHERTYPE);
+	}
+}

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The forwarding state workers read: VIPs, their Maglev tables, and the
+ * destinations (VIP, backend pairs) that flow entries point at.
+ *
+ * A state is immutable once published. The control thread builds a new one
+ * for every change (reload, backend weight/drain/down/up, VIP ownership, a
+ * neighbour's MAC), publishes it by pointer swap and frees the old one after
+ * an RCU grace period. Maglev tables are shared between states that did not
+ * change them (refcounted by the control thread only).
+ *
+ * Destination ids are stable for the life of the process: the same (VIP
+ * name, backend address) keeps its id across reloads, so the entries in the
+ * workers' tables keep pointing at the right backend. A destination that a
+ * reload removed stays in the array with status DEST_GONE.
+ */
+#ifndef MAGLB_DATAPLANE_STATE_H
+#define MAGLB_DATAPLANE_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config/config.h"
+#include "dataplane/core/encap.h"
+#include "dataplane/core/hash.h"
+
+struct viptab;
+
+enum dest_status {
+	DEST_UP = 0,        /* takes new flows (weight > 0) */
+	DEST_DRAINING,      /* weight 0: keeps its flows, takes no new ones */
+	DEST_DOWN,          /* its flows are rescheduled */
+	DEST_GONE,          /* removed by a reload */
+	DEST_STATUS_MAX
+};
+
+extern const char *const dest_status_names[DEST_STATUS_MAX];
+
+struct dp_dest {
+	struct encap_tunnel tunnel;
+	uint8_t status;     /* enum dest_status */
+	bool resolved;      /* tunnel.eth_dst is a known next-hop MAC */
+	uint8_t family;     /* the backend's */
+	uint8_t addr[16];
+	uint16_t vip;       /* index in state->vips */
+	uint32_t weight;    /* as set now (config or maglbctl) */
+	uint32_t config_weight;
+};
+
+/* A VIP's Maglev table, shared by the states that did not rebuild it. */
+struct dp_maglev {
+	uint32_t refs;          /* control thread only */
+	uint32_t size;
+	uint16_t *slots;        /* slot -> rank, MAGLEV_SLOT_NONE: no backend */
+	uint32_t *rank_dest;    /* rank -> destination id */
+};
+
+struct dp_vip {
+	char name[CONFIG_NAME_MAX];
+	uint8_t family;
+	uint8_t proto;          /* IPPROTO_TCP / IPPROTO_UDP */
+	uint16_t port;          /* 0: all ports */
+	uint8_t addr[16];
+	uint8_t encap;          /* enum encap_kind */
+	uint8_t hash;           /* enum config_hash_mode */
+	bool owned;             /* answer ARP/ND for the address */
+	uint32_t n_dests;
+	uint32_t *dests;        /* the VIP's destination ids, config order */
+	struct dp_maglev *maglev;
+};
+
+struct dp_state {
+	uint64_t generation;
+	struct hash_key seed;       /* the cluster's flow-hash seed */
+	struct viptab *viptab;      /* ids are indexes in vips */
+	uint32_t n_vips;
+	struct dp_vip *vips;
+	uint32_t n_dests;           /* ids below this are valid indexes */
+	struct dp_dest *dests;
+};
+
+struct state_ctx;   /* the control thread's registry of ids and neighbours */
+
+/*
+ * What a state needs from the port and the neighbour table to build tunnels.
+ * Tunnelled backends are reached through the port's gateway of their family
+ * when one is configured, else directly (on-link); lookup_mac returns the
+ * MAC of such a next hop, or NULL while it is unresolved.
+ */
+struct state_port {
+	uint8_t mac[6];
+	uint32_t mtu;
+	bool has_gateway[2];            /* [0] IPv4, [1] IPv6 */
+	uint8_t gateway[2][16];
+	const uint8_t *(*lookup_mac)(void *arg, uint8_t family, const uint8_t addr[16]);
+	void *arg;
+};
+
+/* The next hop of a tunnelled backend (its gateway, or itself). */
+const uint8_t *state_next_hop(const struct state_port *port, uint8_t family,
+			      const uint8_t addr[16]);
+
+/* max_dests bounds the destination ids a process hands out. */
+struct state_ctx *state_ctx_create(uint32_t max_dests, const struct state_port *port);
+
+/* The port facts the context was created with. */
+const struct state_port *state_ctx_port(const struct state_ctx *ctx);
+void state_ctx_destroy(struct state_ctx *ctx);
+
+/*
+ * Build a state from cfg. prev (may be NULL) carries over runtime changes:
+ * backend weights set by maglbctl and VIP ownership, for the VIPs and
+ * backends that remain. Returns NULL and fills err on failure.
+ */
+struct dp_state *state_build(struct state_ctx *ctx, const struct config *cfg,
+			     const struct dp_state *prev, char *err, size_t errlen);
+
+/*
+ * A copy of s with one VIP's backend changed (status/weight) and its Maglev
+ * table rebuilt, or with new ownership, or with a neighbour's MAC. Returns
+ * NULL (errno-style code in *rc) on failure; s is unchanged.
+ */
+struct dp_state *state_with_backend(struct state_ctx *ctx, const struct dp_state *s,
+				    uint32_t vip, uint32_t dest, uint8_t status,
+				    uint32_t weight, int *rc);
+struct dp_state *state_with_owned(struct state_ctx *ctx, const struct dp_state *s,
+				  uint32_t vip, bool owned, int *rc);
+
+/* A copy of s with every tunnel's next-hop MAC looked up again; NULL with
+ * *rc = 0 when nothing changed. */
+struct dp_state *state_with_neighbours(struct state_ctx *ctx, const struct dp_state *s,
+				       int *rc);
+
+/* Free s and drop its Maglev table references. No worker may read it. */
+void state_free(struct dp_state *s);
+
+/* The index of the VIP named name, or -1. */
+int state_vip_find(const struct dp_state *s, const char *name);
+
+/* The destination of (vip, family, addr), or -1. */
+int64_t state_dest_find(const struct dp_state *s, uint32_t vip, uint8_t family,
+			const uint8_t addr[16]);
+
+#endif /* MAGLB_DATAPLANE_STATE_H */

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The table of flow entries synced from peers: one per node, one writer (the
+ * control thread, applying IMPORT batches from syncd), lock-free readers (the
+ * workers), reclaimed through RCU (rte_hash with RW_CONCURRENCY_LF and a
+ * QSBR defer queue). A worker that hits here promotes the entry into its own
+ * table and from then on carries the flow.
+ */
+#ifndef MAGLB_DATAPLANE_SYNCED_H
+#define MAGLB_DATAPLANE_SYNCED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dataplane/core/flow_key.h"
+
+struct rte_rcu_qsbr;
+struct synced;
+
+enum { SYNCED_BURST_MAX = 64 };   /* RTE_HASH_LOOKUP_BULK_MAX */
+
+/* A hit: the destination id and when the entry expires (ms clock). */
+struct synced_value {
+	uint32_t dest;
+	uint32_t expires_ms;
+};
+
+/*
+ * Create a table of capacity entries whose readers report quiescent states
+ * on rcu. Returns NULL after logging why. Main lcore, at start-up.
+ */
+struct synced *synced_create(const char *name, uint32_t capacity,
+			     struct rte_rcu_qsbr *rcu, int socket);
+
+/* NULL is a no-op. No reader may run. */
+void synced_destroy(struct synced *s);
+
+/* Control thread: add or refresh an entry. 0, or -ENOSPC when full. */
+int synced_upsert(struct synced *s, const struct flow_key *k, uint32_t dest,
+		  uint32_t expires_ms);
+
+/* Control thread: forget an entry (a CLOSE from a peer). 0 or -ENOENT. */
+int synced_remove(struct synced *s, const struct flow_key *k);
+
+/* Control thread: visit at most budget entries, deleting the expired and
+ * those whose destination is no longer valid; returns how many went. */
+uint32_t synced_expire(struct synced *s, uint32_t now_ms, uint32_t budget,
+		       bool (*dest_valid)(void *arg, uint32_t dest), void *arg);
+
+/*
+ * Workers: look up n <= SYNCED_BURST_MAX keys. Bit i of the result is set
+ * when keys[i] is present and not expired, with its value in out[i].
+ */
+uint64_t synced_lookup_burst(const struct synced *s, const struct flow_key *keys[],
+			     uint32_t n, uint32_t now_ms, struct synced_value out[]);
+
+/* Entries held (any thread; approximate while the writer runs). */
+uint32_t synced_count(const struct synced *s);
+
+#endif /* MAGLB_DATAPLANE_SYNCED_H */

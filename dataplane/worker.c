@@ -1,0 +1,572 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "dataplane/worker.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <qb/qblog.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_random.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+
+#include "dataplane/core/encap.h"
+#include "dataplane/core/maglev.h"
+#include "dataplane/core/packet.h"
+#include "dataplane/core/reply.h"
+#include "dataplane/core/viptab.h"
+#include "dataplane/state.h"
+#include "dataplane/synced.h"
+
+const char *const worker_poll_names[WORKER_POLL_MAX] = {
+	[WORKER_POLL_BUSY] = "busy",
+	[WORKER_POLL_ADAPTIVE] = "adaptive",
+};
+
+enum {
+	BURST = 32,
+	EXPIRE_BUDGET = 64,         /* flow slots visited after each burst */
+	EXPIRE_BUDGET_IDLE = 4096,  /* and after an empty poll */
+	IDLE_POLLS = 64,            /* empty polls before adaptive sleeping */
+	SLEEP_MAX_US = 1000,
+};
+
+/* One burst's packets that made it past parsing and the VIP match. */
+struct burst {
+	uint32_t n;
+	struct rte_mbuf *pkts[BURST];
+	struct pkt_meta meta[BURST];
+	uint32_t vip[BURST];
+	const struct flow_key *keys[BURST];
+	struct flowtab_entry *entries[BURST];
+	uint32_t n_tx;
+	struct rte_mbuf *tx[2 * BURST];
+	uint32_t n_exp;
+	struct export_rec exp[2 * BURST];
+};
+
+static inline void
+drop(struct worker *w, struct rte_mbuf *m, enum dp_drop why)
+{
+	w->counters.drop[why]++;
+	rte_pktmbuf_free(m);
+}
+
+static inline void
+export(struct worker *w, struct burst *b, const struct flowtab_entry *e,
+       enum export_event event)
+{
+	struct export_rec *r = &b->exp[b->n_exp++];
+
+	r->key = e->key;
+	r->dest = e->backend;
+	r->lifetime_ms = flowtab_timeout(w->flows, (enum flowtab_state)e->state);
+	r->event = (uint8_t)event;
+	r->state = e->state;
+}
+
+static const uint8_t touch_event[FLOWTAB_EXPORT_MAX] = {
+	[FLOWTAB_EXPORT_REFRESH] = EXPORT_REFRESH,
+	[FLOWTAB_EXPORT_CLOSE] = EXPORT_CLOSE,
+	[FLOWTAB_EXPORT_NEW] = EXPORT_NEW,
+};
+
+/* Maglev's pick for the flow; -1 when the VIP has no backend for new flows. */
+static inline int64_t
+maglev_pick(const struct dp_state *st, uint32_t vip, const struct flow_key *k)
+{
+	const struct dp_vip *v = &st->vips[vip];
+	struct flow_key hk = *k;
+	uint16_t rank;
+
+	if (v->hash == CONFIG_HASH_CLIENT) {
+		hk.vip_port = 0;
+		hk.client_port = 0;
+		hk.proto = 0;
+	}
+	rank = maglev_lookup(v->maglev->slots, v->maglev->size,
+			     flow_key_hash(&hk, &st->seed));
+	return rank == MAGLEV_SLOT_NONE ? -1 : (int64_t)v->maglev->rank_dest[rank];
+}
+
+/* Whether an entry's destination still carries its flows. */
+static inline bool
+dest_usable(const struct dp_state *st, uint32_t dest, uint32_t vip)
+{
+	return dest < st->n_dests && st->dests[dest].vip == vip &&
+	       st->dests[dest].status <= DEST_DRAINING;
+}
+
+static inline uint32_t
+label_hash(const struct flow_key *k)
+{
+	uint64_t x = (uint64_t)k->client_port << 16 ^ k->vip_port;
+
+	for (int i = 0; i < 16; i += 4)
+		x = (x ^ ((uint64_t)k->client[i] << 24 | (uint64_t)k->client[i + 1] << 16 |
+			  (uint64_t)k->client[i + 2] << 8 | k->client[i + 3])) *
+		    0x9e3779b97f4a7c15ull;
+	return (uint32_t)(x >> 32);
+}
+
+static void
+send_too_big(struct worker *w, struct burst *b, struct rte_mbuf *m,
+	     const struct pkt_meta *meta, uint16_t overhead)
+{
+	struct rte_mbuf *r = rte_pktmbuf_alloc(w->pool);
+	uint16_t mtu = reply_too_big_mtu((uint16_t)w->shared->port.mtu, overhead,
+					 meta->family);
+	size_t len;
+
+	if (r == NULL) {
+		drop(w, m, DP_DROP_NO_MBUF);
+		return;
+	}
+	len = reply_too_big(rte_pktmbuf_mtod(r, uint8_t *), rte_pktmbuf_tailroom(r),
+			    rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
+			    meta->l2_len, meta->family, mtu);
+	if (len == 0) {
+		rte_pktmbuf_free(r);
+	} else {
+		r->data_len = (uint16_t)len;
+		r->pkt_len = (uint32_t)len;
+		b->tx[b->n_tx++] = r;
+		w->counters.event[DP_EVENT_TOO_BIG_SENT]++;
+	}
+	drop(w, m, DP_DROP_TOO_BIG);
+}
+
+/* Encapsulate packet i for destination dest and queue it for TX. */
+static void
+forward(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
+	uint32_t dest)
+{
+	const struct dp_dest *d = &st->dests[dest];
+	const struct pkt_meta *meta = &b->meta[i];
+	struct rte_mbuf *m = b->pkts[i];
+	uint16_t overhead = encap_overhead(&d->tunnel);
+	uint8_t *hdr;
+
+	if (!d->resolved) {
+		drop(w, m, DP_DROP_NO_NEIGHBOUR);
+		return;
+	}
+	if (d->tunnel.kind == ENCAP_L2) {
+		encap_l2_rewrite(rte_pktmbuf_mtod(m, uint8_t *), &d->tunnel);
+	} else {
+		if ((uint32_t)meta->ip_len + overhead > w->shared->port.mtu) {
+			if (meta->df)
+				send_too_big(w, b, m, meta, overhead);
+			else
+				drop(w, m, DP_DROP_FRAG_NO_DF_TOO_BIG);
+			return;
+		}
+		/* Drop the Ethernet header and any trailer padding. */
+		rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_data_len(m) - meta->l2_len -
+					       meta->ip_len));
+		rte_pktmbuf_adj(m, meta->l2_len);
+		hdr = (uint8_t *)rte_pktmbuf_prepend(m, (uint16_t)(ENCAP_ETH_LEN + overhead));
+		if (hdr == NULL) {
+			drop(w, m, DP_DROP_NO_HEADROOM);
+			return;
+		}
+		encap_write(hdr, &d->tunnel, meta->family, meta->ip_len, meta->tos,
+			    meta->df != 0, 0,
+			    d->tunnel.outer_family == FLOW_FAMILY_IPV6 ? label_hash(&meta->key) : 0);
+	}
+	w->dest_counters[dest][WORKER_DEST_PACKETS]++;
+	w->dest_counters[dest][WORKER_DEST_BYTES] += rte_pktmbuf_pkt_len(m);
+	b->tx[b->n_tx++] = m;
+}
+
+/* A packet of a flow this worker carries (entry e, live). */
+static void
+carry(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
+      struct flowtab_entry *e, uint32_t now_ms)
+{
+	uint32_t dest = e->backend;
+
+	if (!dest_usable(st, dest, b->vip[i])) {
+		/* Backend down or gone: reschedule the flow, tell the peers. */
+		int64_t pick = maglev_pick(st, b->vip[i], &b->meta[i].key);
+
+		if (pick < 0) {
+			drop(w, b->pkts[i], DP_DROP_NO_BACKEND);
+			return;
+		}
+		e->backend = dest = (uint32_t)pick;
+		export(w, b, e, EXPORT_NEW);
+	}
+	if (b->meta[i].kind != PKT_KIND_ICMP_ERROR) {
+		enum flowtab_export ev = flowtab_touch(w->flows, e, b->meta[i].tcp_flags, now_ms);
+
+		if (ev != FLOWTAB_EXPORT_NONE)
+			export(w, b, e, (enum export_event)touch_event[ev]);
+	}
+	forward(w, b, st, i, dest);
+}
+
+/* The state a flow imported from a peer starts in. */
+static enum flowtab_state
+synced_state(const struct pkt_meta *meta)
+{
+	if (meta->key.proto != IPPROTO_TCP)
+		return FLOWTAB_UDP;
+	return meta->tcp_flags & (PKT_TCP_FIN | PKT_TCP_RST) ? FLOWTAB_CLOSING :
+	       FLOWTAB_ESTABLISHED;
+}
+
+/* A packet whose flow a peer made: take it over. */
+static void
+on_synced(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
+	  const struct synced_value *v, uint32_t now_ms)
+{
+	struct flowtab_entry *e = b->entries[i];
+	enum flowtab_refuse why;
+
+	w->counters.event[DP_EVENT_SYNCED_HITS]++;
+	if (e != NULL)
+		flowtab_remove(w->flows, e);    /* an expired entry of the same key */
+	e = flowtab_insert_synced(w->flows, &b->meta[i].key, v->dest,
+				  synced_state(&b->meta[i]), v->expires_ms - now_ms,
+				  now_ms, &why);
+	if (e == NULL) {
+		w->counters.event[DP_EVENT_UNTRACKED]++;
+		forward(w, b, st, i, v->dest);
+		return;
+	}
+	/* This node carries the flow now: it refreshes and closes it. */
+	carry(w, b, st, i, e, now_ms);
+}
+
+/* A packet of a flow no table knows: Maglev picks, the worker records. */
+static void
+on_new(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
+       uint32_t now_ms)
+{
+	const struct pkt_meta *meta = &b->meta[i];
+	struct flowtab_entry *e = b->entries[i];
+	enum flowtab_refuse why;
+	int64_t pick = maglev_pick(st, b->vip[i], &meta->key);
+
+	if (pick < 0) {
+		drop(w, b->pkts[i], DP_DROP_NO_BACKEND);
+		return;
+	}
+	w->counters.event[DP_EVENT_MAGLEV_PICKS]++;
+	if (meta->kind == PKT_KIND_ICMP_ERROR) {
+		forward(w, b, st, i, (uint32_t)pick);   /* never creates a flow */
+		return;
+	}
+	e = e != NULL ? flowtab_reuse(w->flows, e, (uint32_t)pick, meta->tcp_flags, now_ms, &why)
+		      : flowtab_insert(w->flows, &meta->key, (uint32_t)pick,
+				       meta->tcp_flags, now_ms, &why);
+	if (e == NULL) {
+		w->counters.event[DP_EVENT_UNTRACKED]++;
+	} else {
+		w->counters.event[DP_EVENT_NEW_FLOWS]++;
+		w->dest_counters[pick][WORKER_DEST_NEW]++;
+		export(w, b, e, EXPORT_NEW);
+	}
+	forward(w, b, st, i, (uint32_t)pick);
+}
+
+/* Hand ARP and ND to the control thread, which answers and learns. */
+static void
+to_slow_path(struct worker *w, struct rte_mbuf *m)
+{
+	if (rte_ring_sp_enqueue(w->slow_ring, m) != 0)
+		drop(w, m, DP_DROP_SLOW_PATH_FULL);
+}
+
+static inline bool
+for_this_port(const struct worker *w, const uint8_t *frame)
+{
+	return memcmp(frame, w->shared->port.mac, 6) == 0;
+}
+
+/* Parse, classify and match VIPs; keep the packets that go on. */
+static void
+classify(struct worker *w, struct burst *b, const struct dp_state *st,
+	 struct rte_mbuf **pkts, uint16_t n)
+{
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct pkt_meta *meta = &b->meta[b->n];
+		const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+		enum dp_drop why;
+		int64_t vip;
+
+		rte_prefetch0(i + 1 < n ? rte_pktmbuf_mtod(pkts[i + 1], void *) : frame);
+		w->counters.event[DP_EVENT_RX_BYTES] += rte_pktmbuf_pkt_len(m);
+		if (!pkt_parse(frame, rte_pktmbuf_data_len(m), meta, &why)) {
+			drop(w, m, why);
+			continue;
+		}
+		if (meta->kind == PKT_KIND_ARP || meta->kind == PKT_KIND_ND) {
+			to_slow_path(w, m);
+			continue;
+		}
+		if (!for_this_port(w, frame)) {
+			drop(w, m, DP_DROP_OTHER_HOST);
+			continue;
+		}
+		if (meta->kind == PKT_KIND_ICMP_OTHER || meta->kind == PKT_KIND_OTHER_L4) {
+			drop(w, m, meta->kind == PKT_KIND_ICMP_OTHER ? DP_DROP_ICMP_UNHANDLED
+								       : DP_DROP_VIP_PROTO);
+			continue;
+		}
+		vip = meta->kind == PKT_KIND_FRAGMENT ?
+		      viptab_lookup_fragment(st->viptab, &meta->key, &why) :
+		      viptab_lookup(st->viptab, &meta->key, &why);
+		if (vip < 0) {
+			drop(w, m, meta->kind == PKT_KIND_ICMP_ERROR ? DP_DROP_ICMP_BAD_INNER : why);
+			continue;
+		}
+		w->counters.event[DP_EVENT_FRAGMENTS] += meta->kind == PKT_KIND_FRAGMENT;
+		w->counters.event[DP_EVENT_ICMP_ERRORS] += meta->kind == PKT_KIND_ICMP_ERROR;
+		b->pkts[b->n] = m;
+		b->vip[b->n] = (uint32_t)vip;
+		b->keys[b->n] = &meta->key;
+		b->n++;
+	}
+}
+
+static void
+transmit(struct worker *w, struct rte_mbuf **tx, uint32_t n)
+{
+	uint16_t sent = 0;
+
+	if (n == 0)
+		return;
+	sent = rte_eth_tx_burst(w->shared->port.id, w->queue, tx, (uint16_t)n);
+	for (uint32_t i = 0; i < sent; i++)
+		w->counters.event[DP_EVENT_TX_BYTES] += rte_pktmbuf_pkt_len(tx[i]);
+	w->counters.event[DP_EVENT_TX_PACKETS] += sent;
+	for (uint32_t i = sent; i < n; i++)
+		drop(w, tx[i], DP_DROP_TX_FULL);
+}
+
+static void
+worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts,
+	     uint16_t n, uint32_t now_ms)
+{
+	struct burst b;
+	struct synced_value sv[BURST];
+	const struct flow_key *miss_keys[BURST];
+	uint32_t miss[BURST], n_miss = 0;
+	uint64_t hits = 0;
+
+	b.n = b.n_tx = b.n_exp = 0;
+	w->counters.event[DP_EVENT_RX_PACKETS] += n;
+	classify(w, &b, st, pkts, n);
+	flowtab_lookup_burst(w->flows, b.keys, b.n, b.entries);
+	for (uint32_t i = 0; i < b.n; i++) {
+		struct flowtab_entry *e = b.entries[i];
+
+		if (e != NULL && !flowtab_expired(w->flows, e, now_ms)) {
+			w->counters.event[DP_EVENT_FLOW_HITS]++;
+			carry(w, &b, st, i, e, now_ms);
+		} else {
+			miss_keys[n_miss] = b.keys[i];
+			miss[n_miss++] = i;
+		}
+	}
+	if (n_miss > 0)
+		hits = synced_lookup_burst(w->shared->synced, miss_keys, n_miss, now_ms, sv);
+	for (uint32_t j = 0; j < n_miss; j++) {
+		uint32_t i = miss[j];
+
+		if ((hits >> j & 1) && dest_usable(st, sv[j].dest, b.vip[i]))
+			on_synced(w, &b, st, i, &sv[j], now_ms);
+		else
+			on_new(w, &b, st, i, now_ms);
+	}
+	transmit(w, b.tx, b.n_tx);
+	if (b.n_exp > 0) {
+		unsigned done = rte_ring_sp_enqueue_burst_elem(w->export_ring, b.exp,
+							       sizeof(b.exp[0]), b.n_exp, NULL);
+
+		w->counters.event[DP_EVENT_EXPORT_DROPPED] += b.n_exp - done;
+	}
+}
+
+struct dump_arg {
+	struct worker_req *req;
+	uint32_t now_ms;
+	const struct flowtab *flows;
+};
+
+static void
+dump_one(const struct flowtab_entry *e, void *arg)
+{
+	struct dump_arg *a = arg;
+
+	if (!flowtab_expired(a->flows, e, a->now_ms))
+		a->req->out[a->req->count++] = *e;
+}
+
+/* Serve the control thread's request, if one is waiting. */
+static void
+serve_mailbox(struct worker *w, uint32_t now_ms)
+{
+	uint64_t seq = __atomic_load_n(&w->req_seq, __ATOMIC_ACQUIRE);
+	struct worker_req *req = w->req;
+
+	if (seq == w->done_seq)
+		return;
+	req->count = 0;
+	req->rc = 0;
+	if (req->kind == WORKER_REQ_LOOKUP) {
+		struct flowtab_entry *e = flowtab_lookup(w->flows, &req->key);
+
+		if (e != NULL && !flowtab_expired(w->flows, e, now_ms))
+			req->out[req->count++] = *e;
+	} else if (req->kind == WORKER_REQ_DUMP) {
+		struct dump_arg a = { req, now_ms, w->flows };
+
+		flowtab_walk(w->flows, &req->cursor, req->max, dump_one, &a);
+	} else {
+		req->rc = -EINVAL;
+	}
+	__atomic_store_n(&w->done_seq, seq, __ATOMIC_RELEASE);
+}
+
+/* Between bursts: frames from the control thread, requests, expiry. */
+static void
+housekeeping(struct worker *w, uint32_t now_ms, bool idle)
+{
+	struct rte_mbuf *tx[BURST];
+	unsigned n = rte_ring_sc_dequeue_burst(w->tx_ring, (void **)tx, BURST, NULL);
+
+	transmit(w, tx, n);
+	serve_mailbox(w, now_ms);
+	w->counters.event[DP_EVENT_FLOWS_EXPIRED] +=
+		flowtab_expire(w->flows, now_ms, idle ? EXPIRE_BUDGET_IDLE : EXPIRE_BUDGET);
+}
+
+/* Adaptive polling: sleep after empty polls, 1 us doubling to 1 ms. */
+static void
+idle_sleep(struct worker *w, unsigned *us)
+{
+	struct rte_rcu_qsbr *rcu = w->shared->rcu;
+
+	rte_rcu_qsbr_thread_offline(rcu, w->id);
+	rte_delay_us_sleep(*us);
+	rte_rcu_qsbr_thread_online(rcu, w->id);
+	*us = *us * 2 > SLEEP_MAX_US ? SLEEP_MAX_US : *us * 2;
+}
+
+int
+worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct dp_shared *sh = w->shared;
+	struct rte_mbuf *pkts[BURST];
+	unsigned empty = 0, us = 1;
+
+	rte_rcu_qsbr_thread_register(sh->rcu, w->id);
+	rte_rcu_qsbr_thread_online(sh->rcu, w->id);
+	while (!__atomic_load_n(&sh->stop, __ATOMIC_RELAXED)) {
+		uint32_t now_ms = (uint32_t)(rte_rdtsc() / sh->tsc_per_ms);
+		const struct dp_state *st = __atomic_load_n(&sh->state, __ATOMIC_ACQUIRE);
+		uint16_t n;
+
+		if (st == NULL) {           /* the control thread is still building it */
+			idle_sleep(w, &us);
+			continue;
+		}
+		n = rte_eth_rx_burst(sh->port.id, w->queue, pkts, BURST);
+
+		if (n > 0)
+			worker_burst(w, st, pkts, n, now_ms);
+		housekeeping(w, now_ms, n == 0);
+		rte_rcu_qsbr_quiescent(sh->rcu, w->id);
+		if (n > 0) {
+			empty = 0;
+			us = 1;
+		} else if (sh->poll == WORKER_POLL_ADAPTIVE && ++empty > IDLE_POLLS) {
+			idle_sleep(w, &us);
+		}
+	}
+	rte_rcu_qsbr_thread_offline(sh->rcu, w->id);
+	rte_rcu_qsbr_thread_unregister(sh->rcu, w->id);
+	return 0;
+}
+
+int
+worker_request(struct worker *w, struct worker_req *req, unsigned timeout_ms)
+{
+	uint64_t seq = w->req_seq + 1;
+	uint64_t deadline = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 * timeout_ms;
+
+	w->req = req;
+	__atomic_store_n(&w->req_seq, seq, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&w->done_seq, __ATOMIC_ACQUIRE) != seq) {
+		if (rte_get_timer_cycles() > deadline)
+			return -ETIMEDOUT;
+		rte_delay_us_sleep(20);
+	}
+	return 0;
+}
+
+int
+worker_init(struct worker *w, unsigned id, unsigned lcore, struct dp_shared *shared,
+	    const struct flowtab_params *fp, uint32_t ring_entries, uint32_t max_dests,
+	    struct rte_mempool *pool)
+{
+	struct flowtab_params p = *fp;
+	int socket = (int)rte_lcore_to_socket_id(lcore);
+	char name[RTE_RING_NAMESIZE];
+
+	memset(w, 0, sizeof(*w));
+	w->id = id;
+	w->lcore = lcore;
+	w->queue = (uint16_t)id;
+	w->shared = shared;
+	w->pool = pool;
+	w->max_dests = max_dests;
+	p.seed = rte_rand();
+	w->flows = flowtab_create(&p);
+	snprintf(name, sizeof(name), "export%u", id);
+	w->export_ring = rte_ring_create_elem(name, sizeof(struct export_rec),
+					      rte_align32pow2(ring_entries), socket,
+					      RING_F_SP_ENQ | RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "slow%u", id);
+	w->slow_ring = rte_ring_create(name, 1024, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "tx%u", id);
+	w->tx_ring = rte_ring_create(name, 1024, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	w->dest_counters = rte_zmalloc_socket("dest_counters",
+					      max_dests * sizeof(*w->dest_counters), 64, socket);
+	if (w->flows == NULL || w->export_ring == NULL || w->slow_ring == NULL ||
+	    w->tx_ring == NULL || w->dest_counters == NULL) {
+		qb_log(LOG_ERR, "worker %u: cannot allocate its flow table (%u entries) "
+		       "or rings: %s", id, fp->capacity,
+		       w->flows == NULL ? strerror(errno) : rte_strerror(rte_errno));
+		worker_fini(w);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void
+worker_fini(struct worker *w)
+{
+	struct rte_mbuf *m;
+
+	while (w->slow_ring != NULL && rte_ring_dequeue(w->slow_ring, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	while (w->tx_ring != NULL && rte_ring_dequeue(w->tx_ring, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	rte_ring_free(w->slow_ring);
+	rte_ring_free(w->tx_ring);
+	rte_ring_free(w->export_ring);
+	rte_free(w->dest_counters);
+	flowtab_destroy(w->flows);
+	memset(w, 0, sizeof(*w));
+}

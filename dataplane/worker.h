@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Worker lcores: one RX and one TX queue each, a flow table each (shared
+ * nothing), the packet path of DESIGN.md. What they share with the control
+ * thread goes through rings (export records, ARP/ND frames up, frames to send
+ * down), RCU-published pointers (the forwarding state) and a mailbox for the
+ * few requests only the worker may serve (dumps and lookups of its table).
+ */
+#ifndef MAGLB_DATAPLANE_WORKER_H
+#define MAGLB_DATAPLANE_WORKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dataplane/core/counters.h"
+#include "dataplane/core/flow_key.h"
+#include "dataplane/core/flowtab.h"
+#include "dataplane/port.h"
+
+struct dp_state;
+struct rte_mempool;
+struct rte_rcu_qsbr;
+struct rte_ring;
+struct synced;
+
+enum worker_poll {
+	WORKER_POLL_BUSY = 0,       /* production: the lcore spins */
+	WORKER_POLL_ADAPTIVE,       /* sleeps after empty polls: tests, demos */
+	WORKER_POLL_MAX
+};
+
+extern const char *const worker_poll_names[WORKER_POLL_MAX];
+
+enum export_event {
+	EXPORT_NEW = 0,             /* the worker made or took over the entry */
+	EXPORT_REFRESH,             /* still alive after the refresh interval */
+	EXPORT_CLOSE,               /* the client sent FIN or RST */
+	EXPORT_EVENT_MAX
+};
+
+/* A flow event for syncd, worker -> control thread. */
+struct export_rec {
+	struct flow_key key;
+	uint32_t dest;              /* destination id */
+	uint32_t lifetime_ms;       /* idle lifetime left */
+	uint8_t event;              /* enum export_event */
+	uint8_t state;              /* enum flowtab_state */
+	uint8_t pad[2];
+};
+
+/* What every worker and the control thread share. */
+struct dp_shared {
+	struct dp_state *state;     /* RCU: load once per burst */
+	struct synced *synced;
+	struct rte_rcu_qsbr *rcu;
+	struct dp_port port;
+	uint8_t node_addr[2][16];   /* answered for in ARP/ND: [0] IPv4 [1] IPv6 */
+	bool has_node_addr[2];
+	enum worker_poll poll;
+	volatile bool stop;
+	uint64_t tsc_per_ms;
+};
+
+/* A request the control thread leaves in a worker's mailbox. */
+enum worker_req_kind {
+	WORKER_REQ_NONE = 0,
+	WORKER_REQ_LOOKUP,          /* key -> entry */
+	WORKER_REQ_DUMP,            /* from cursor, up to max entries */
+	WORKER_REQ_MAX
+};
+
+struct worker_req {
+	uint8_t kind;
+	struct flow_key key;        /* LOOKUP */
+	uint64_t cursor;            /* DUMP: in and out (FLOWTAB_WALK_END: done) */
+	uint32_t max;               /* DUMP */
+	uint32_t count;             /* out: entries written */
+	struct flowtab_entry *out;  /* room for max (DUMP) or 1 (LOOKUP) */
+	int32_t rc;
+};
+
+struct worker {
+	unsigned id;
+	unsigned lcore;
+	uint16_t queue;
+	struct dp_shared *shared;
+	struct flowtab *flows;
+	struct rte_ring *export_ring;   /* struct export_rec, worker -> control */
+	struct rte_ring *slow_ring;     /* ARP/ND mbufs, worker -> control */
+	struct rte_ring *tx_ring;       /* mbufs to send, control -> worker */
+	struct rte_mempool *pool;
+	struct worker_req *req;         /* mailbox: control sets, worker clears */
+	uint64_t req_seq, done_seq;     /* atomics */
+	uint64_t (*dest_counters)[3];   /* [dest id]: packets, bytes, new flows */
+	uint32_t max_dests;
+	struct dp_counters counters;
+} __attribute__((aligned(64)));
+
+enum { WORKER_DEST_PACKETS = 0, WORKER_DEST_BYTES, WORKER_DEST_NEW };
+
+/*
+ * Allocate worker id's rings, flow table and counters. Main lcore, before
+ * launch. Returns 0 or -errno after logging why.
+ */
+int worker_init(struct worker *w, unsigned id, unsigned lcore, struct dp_shared *shared,
+		const struct flowtab_params *fp, uint32_t ring_entries,
+		uint32_t max_dests, struct rte_mempool *pool);
+
+/* Free what worker_init() allocated; the worker must have stopped. */
+void worker_fini(struct worker *w);
+
+/* The lcore entry point (rte_eal_remote_launch); returns when shared->stop. */
+int worker_main(void *arg);
+
+/*
+ * Control thread: post req to the worker and wait (bounded) for it to be
+ * served between bursts. Returns 0, or -ETIMEDOUT.
+ */
+int worker_request(struct worker *w, struct worker_req *req, unsigned timeout_ms);
+
+#endif /* MAGLB_DATAPLANE_WORKER_H */

@@ -1,0 +1,794 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Check suite of dataplane/core/flowtab: a worker's connection table.
+ */
+#include "dataplane/core/flowtab.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <netinet/in.h>
+
+#define SYN_MS 10000u
+#define EST_MS 900000u
+#define CLOSING_MS 5000u
+#define UDP_MS 30000u
+#define REFRESH_MS 30000u
+
+static struct flowtab_params
+params(uint32_t capacity)
+{
+	return (struct flowtab_params){
+		.capacity = capacity,
+		.seed = 0x5eed5eed12345678ull,
+		.tcp_syn_ms = SYN_MS,
+		.tcp_established_ms = EST_MS,
+		.tcp_closing_ms = CLOSING_MS,
+		.udp_ms = UDP_MS,
+		.refresh_ms = REFRESH_MS,
+		.insert_rate = 0,
+	};
+}
+
+static struct flowtab *
+table(uint32_t capacity)
+{
+	struct flowtab_params p = params(capacity);
+	struct flowtab *t = flowtab_create(&p);
+
+	ck_assert_ptr_nonnull(t);
+	return t;
+}
+
+static uint64_t
+rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* A deterministic key: IPv4 VIP 198.18.1.1:80, client from n. */
+static struct flow_key
+key4(uint32_t n, uint8_t proto)
+{
+	struct flow_key k;
+
+	memset(&k, 0, sizeof(k));
+	k.vip[0] = 198, k.vip[1] = 18, k.vip[2] = 1, k.vip[3] = 1;
+	k.client[0] = 198, k.client[1] = 19;
+	k.client[2] = (uint8_t)(n >> 8), k.client[3] = (uint8_t)n;
+	k.vip_port = 80;
+	k.client_port = (uint16_t)(1024 + (n >> 16));
+	k.proto = proto;
+	k.family = FLOW_FAMILY_IPV4;
+	return k;
+}
+
+/* A random key, IPv4 or IPv6, TCP or UDP, pad 0. */
+static struct flow_key
+key_random(uint64_t *s)
+{
+	struct flow_key k;
+	uint64_t r = rnd(s);
+
+	memset(&k, 0, sizeof(k));
+	k.family = (r & 1) ? FLOW_FAMILY_IPV6 : FLOW_FAMILY_IPV4;
+	k.proto = (r & 2) ? IPPROTO_UDP : IPPROTO_TCP;
+	k.vip_port = (uint16_t)(r >> 8);
+	k.client_port = (uint16_t)(r >> 24);
+	for (unsigned i = 0; i < (k.family == FLOW_FAMILY_IPV6 ? 16u : 4u); i += 8) {
+		uint64_t a = rnd(s), c = rnd(s);
+
+		memcpy(k.vip + i, &a, k.family == FLOW_FAMILY_IPV6 ? 8 : 4);
+		memcpy(k.client + i, &c, k.family == FLOW_FAMILY_IPV6 ? 8 : 4);
+	}
+	return k;
+}
+
+START_TEST(test_create_bad_params)
+{
+	struct flowtab_params p = params(0);
+
+	errno = 0;
+	ck_assert_ptr_null(flowtab_create(&p));
+	ck_assert_int_eq(errno, EINVAL);
+	p = params(FLOWTAB_CAPACITY_MAX + 1);
+	ck_assert_ptr_null(flowtab_create(&p));
+	p = params(1024);
+	p.tcp_syn_ms = 0;
+	ck_assert_ptr_null(flowtab_create(&p));
+	p = params(1024);
+	p.udp_ms = FLOWTAB_TIMEOUT_MAX + 1;
+	ck_assert_ptr_null(flowtab_create(&p));
+	p = params(1024);
+	p.refresh_ms = FLOWTAB_TIMEOUT_MAX + 1;
+	ck_assert_ptr_null(flowtab_create(&p));
+	ck_assert_ptr_null(flowtab_create(NULL));
+	flowtab_destroy(NULL);
+}
+END_TEST
+
+START_TEST(test_insert_lookup_remove)
+{
+	struct flowtab *t = table(1024);
+	struct flow_key k = key4(1, IPPROTO_TCP), other = key4(2, IPPROTO_TCP);
+	enum flowtab_refuse why = FLOWTAB_REFUSE_MAX;
+	struct flowtab_entry *e = flowtab_insert(t, &k, 7, FLOWTAB_TCP_SYN, 1000, &why);
+
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(why, FLOWTAB_REFUSE_MAX);   /* untouched on success */
+	ck_assert_mem_eq(&e->key, &k, sizeof(k));
+	ck_assert_uint_eq(e->backend, 7);
+	ck_assert_uint_eq(e->state, FLOWTAB_SYN);
+	ck_assert_uint_eq(e->last_ms, 1000);
+	ck_assert_uint_eq(e->exported_ms, 1000);
+	ck_assert_uint_eq(e->created_ms, 1000);
+	ck_assert_uint_eq(e->packets, 1);
+	ck_assert_uint_eq(e->flags, FLOWTAB_FLAG_LIVE);
+	ck_assert_uint_eq(flowtab_count(t), 1);
+	ck_assert_ptr_eq(flowtab_lookup(t, &k), e);
+	ck_assert_ptr_null(flowtab_lookup(t, &other));
+
+	flowtab_remove(t, e);
+	ck_assert_ptr_null(flowtab_lookup(t, &k));
+	ck_assert_uint_eq(flowtab_count(t), 0);
+	ck_assert_uint_eq(flowtab_stats(t)[FLOWTAB_STAT_REMOVED], 1);
+
+	e = flowtab_insert(t, &k, 9, 0, 2000, NULL);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_uint_eq(e->backend, 9);
+	ck_assert_uint_eq(e->state, FLOWTAB_ESTABLISHED);
+	ck_assert_ptr_eq(flowtab_lookup(t, &k), e);
+	ck_assert_uint_eq(flowtab_capacity(t), 1024);
+	flowtab_destroy(t);
+}
+END_TEST
+
+START_TEST(test_burst_equals_single)
+{
+	enum { N = 3000, Q = 1000 };
+	struct flowtab *t = table(4096);
+	struct flow_key *k = calloc(2 * N, sizeof(*k));
+	struct flowtab_entry **ins = calloc(N, sizeof(*ins)), **out = calloc(Q, sizeof(*out));
+	const struct flow_key **q = calloc(Q, sizeof(*q));
+	uint64_t s = 1;
+	uint32_t hits = 0;
+
+	ck_assert(k && ins && out && q);
+	for (uint32_t i = 0; i < 2 * N; i++)
+		k[i] = key_random(&s);
+	for (uint32_t i = 0; i < N; i++) {
+		ins[i] = flowtab_insert(t, &k[i], i, FLOWTAB_TCP_SYN, 0, NULL);
+		ck_assert_ptr_nonnull(ins[i]);
+	}
+	for (uint32_t i = 0; i < Q; i++)
+		q[i] = &k[rnd(&s) % (2 * N)];
+	/* odd sizes cross the pipeline's stages of FLOWTAB_BURST_MAX */
+	for (uint32_t off = 0, n = 1; off < Q; off += n, n = n * 2 + 3) {
+		uint32_t len = n < Q - off ? n : Q - off;
+
+		flowtab_lookup_burst(t, q + off, len, out + off);
+	}
+	for (uint32_t i = 0; i < Q; i++) {
+		uint32_t idx = (uint32_t)(q[i] - k);
+
+		ck_assert_ptr_eq(out[i], flowtab_lookup(t, q[i]));
+		ck_assert_ptr_eq(out[i], idx < N ? ins[idx] : NULL);
+		hits += out[i] != NULL;
+	}
+	ck_assert_uint_gt(hits, Q / 4);
+	ck_assert_uint_lt(hits, Q * 3 / 4);
+	flowtab_destroy(t);
+	free(k), free(ins), free(out), free(q);
+}
+END_TEST
+
+/* Insert random keys until capacity or 1000 refusals in a row; check that
+ * at least 95% went in and that every one is still there. */
+static uint32_t
+fill(struct flowtab *t, uint32_t capacity, struct flow_key *k, uint64_t *s)
+{
+	uint32_t n = 0, misses = 0;
+	enum flowtab_refuse why;
+
+	while (n < capacity && misses < 1000) {
+		k[n] = key_random(s);
+		if (flowtab_insert(t, &k[n], n, 0, 0, &why) != NULL) {
+			n++;
+			misses = 0;
+		} else {
+			ck_assert_int_eq(why, FLOWTAB_REFUSE_FULL);
+			misses++;
+		}
+	}
+	ck_assert_uint_ge(n, capacity / 100 * 95);
+	ck_assert_uint_eq(flowtab_count(t), n);
+	for (uint32_t i = 0; i < n; i++) {
+		struct flowtab_entry *e = flowtab_lookup(t, &k[i]);
+
+		ck_assert_ptr_nonnull(e);
+		ck_assert_uint_eq(e->backend, i);
+	}
+	return n;
+}
+
+START_TEST(test_fill_to_capacity)
+{
+	/* 65536: as many index slots as entries, the hardest case; 1000: slack */
+	static const uint32_t caps[] = { 65536, 1000, 100000 };
+	uint64_t s = 7;
+
+	for (unsigned c = 0; c < sizeof(caps) / sizeof(caps[0]); c++) {
+		struct flowtab *t = table(caps[c]);
+		struct flow_key *k = calloc(caps[c] + 1, sizeof(*k));
+		uint32_t n, refused = 0;
+
+		ck_assert_ptr_nonnull(k);
+		n = fill(t, caps[c], k, &s);
+		/* full of live entries: new flows are refused, none evicted */
+		for (uint32_t i = 0; i < 5000; i++) {
+			struct flow_key x = key_random(&s);
+			enum flowtab_refuse why = FLOWTAB_REFUSE_NONE;
+
+			if (flowtab_insert(t, &x, 0, 0, 1000, &why) == NULL) {
+				ck_assert_int_eq(why, FLOWTAB_REFUSE_FULL);
+				refused++;
+			} else {
+				ck_assert_uint_lt(flowtab_count(t), caps[c] + 1);
+			}
+		}
+		ck_assert_uint_ge(refused, 5000 - (caps[c] - n));
+		ck_assert_uint_eq(flowtab_stats(t)[FLOWTAB_STAT_EVICTED], 0);
+		for (uint32_t i = 0; i < n; i++) {
+			struct flowtab_entry *e = flowtab_lookup(t, &k[i]);
+
+			ck_assert_ptr_nonnull(e);
+			ck_assert_uint_eq(e->backend, i);
+		}
+		ck_assert_uint_le(flowtab_bytes_per_flow(t), 81);
+		flowtab_destroy(t);
+		free(k);
+	}
+}
+END_TEST
+
+START_TEST(test_bytes_per_flow)
+{
+	struct flowtab *t = table(65536);
+
+	/* 64 B entry + 8 B of index (64 B bucket per 8 entries) + the header */
+	ck_assert_uint_eq(flowtab_bytes_per_flow(t), 73);
+	ck_assert_uint_ge(flowtab_memory(t), 65536 * 72);
+	flowtab_destroy(t);
+}
+END_TEST
+
+START_TEST(test_expired_entries_reused)
+{
+	enum { CAP = 4096 };
+	struct flowtab *t = table(CAP);
+	struct flow_key *k = calloc(CAP + 1, sizeof(*k)), x;
+	uint64_t s = 11;
+	uint32_t n, inserted = 0;
+	struct flowtab_entry *e;
+
+	ck_assert_ptr_nonnull(k);
+	n = fill(t, CAP, k, &s);
+	/* at 1000 s the even ones are alive (a packet at 990 s: UDP lives
+	 * 30 s, TCP 900 s), the odd ones idle since 0 are expired */
+	for (uint32_t i = 0; i < n; i += 2)
+		flowtab_touch(t, flowtab_lookup(t, &k[i]), 0, 990000);
+	ck_assert(!flowtab_expired(t, flowtab_lookup(t, &k[1]), 0));
+	ck_assert(flowtab_expired(t, flowtab_lookup(t, &k[1]), 1000000));
+	for (uint32_t i = 0; i < n / 4; i++) {       /* half of the expired */
+		x = key_random(&s);
+		inserted += flowtab_insert(t, &x, 0, 0, 1000000, NULL) != NULL;
+	}
+	ck_assert_uint_ge(inserted, n / 4 * 95 / 100);
+	ck_assert_uint_le(flowtab_count(t), CAP);
+	ck_assert_uint_gt(flowtab_stats(t)[FLOWTAB_STAT_EVICTED], 0);
+	for (uint32_t i = 0; i < n; i += 2) {         /* no live one lost */
+		e = flowtab_lookup(t, &k[i]);
+		ck_assert_ptr_nonnull(e);
+		ck_assert_uint_eq(e->backend, i);
+	}
+
+	/* an expired hit is restarted in place by flowtab_reuse */
+	e = NULL;
+	for (uint32_t i = 1; i < n && e == NULL; i += 2)
+		e = flowtab_lookup(t, &k[i]);
+	ck_assert_ptr_nonnull(e);
+	ck_assert(flowtab_expired(t, e, 1000000));
+	ck_assert_ptr_eq(flowtab_reuse(t, e, 42, FLOWTAB_TCP_SYN, 1000000, NULL), e);
+	ck_assert(!flowtab_expired(t, e, 1000000));
+	ck_assert_uint_eq(e->backend, 42);
+	ck_assert_uint_eq(e->created_ms, 1000000);
+	ck_assert_uint_eq(e->packets, 1);
+	ck_assert_uint_eq(flowtab_stats(t)[FLOWTAB_STAT_REUSED], 1);
+	flowtab_destroy(t);
+	free(k);
+}
+END_TEST
+
+START_TEST(test_tcp_state_machine)
+{
+	struct flowtab *t = table(1024);
+	struct flow_key k;
+	struct flowtab_entry *e;
+
+	k = key4(1, IPPROTO_TCP);
+	e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_SYN, 0, NULL);
+	ck_assert_uint_eq(e->state, FLOWTAB_SYN);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_SYN, 1), FLOWTAB_EXPORT_NONE);
+	ck_assert_uint_eq(e->state, FLOWTAB_SYN);      /* retransmitted SYN */
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, 2), FLOWTAB_EXPORT_NONE);
+	ck_assert_uint_eq(e->state, FLOWTAB_ESTABLISHED);
+	ck_assert_uint_eq(e->packets, 3);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_FIN | FLOWTAB_TCP_ACK, 3),
+			 FLOWTAB_EXPORT_CLOSE);
+	ck_assert_uint_eq(e->state, FLOWTAB_CLOSING);
+	ck_assert_uint_eq(e->last_ms, 3);
+	/* a new connection on the same 5-tuple during the linger */
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_SYN, 4), FLOWTAB_EXPORT_NEW);
+	ck_assert_uint_eq(e->state, FLOWTAB_SYN);
+	ck_assert_uint_eq(e->created_ms, 4);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_RST, 5), FLOWTAB_EXPORT_CLOSE);
+	ck_assert_uint_eq(e->state, FLOWTAB_CLOSING);
+
+	k = key4(2, IPPROTO_TCP);                      /* picked up mid-flow */
+	e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_ACK, 0, NULL);
+	ck_assert_uint_eq(e->state, FLOWTAB_ESTABLISHED);
+	k = key4(3, IPPROTO_TCP);
+	e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_RST, 0, NULL);
+	ck_assert_uint_eq(e->state, FLOWTAB_CLOSING);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_RST, 1), FLOWTAB_EXPORT_NONE);
+	k = key4(4, IPPROTO_TCP);
+	e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_SYN | FLOWTAB_TCP_FIN, 0, NULL);
+	ck_assert_uint_eq(e->state, FLOWTAB_CLOSING);
+
+	k = key4(5, IPPROTO_UDP);                      /* flags mean nothing */
+	e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_SYN, 0, NULL);
+	ck_assert_uint_eq(e->state, FLOWTAB_UDP);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_FIN, 1), FLOWTAB_EXPORT_NONE);
+	ck_assert_uint_eq(e->state, FLOWTAB_UDP);
+	k = key4(6, 0);                                /* client-persistent VIP */
+	e = flowtab_insert(t, &k, 1, 0, 0, NULL);
+	ck_assert_uint_eq(e->state, FLOWTAB_UDP);
+
+	ck_assert_str_eq(flowtab_state_names[FLOWTAB_CLOSING], "CLOSING");
+	ck_assert_str_eq(flowtab_export_names[FLOWTAB_EXPORT_CLOSE], "CLOSE");
+	ck_assert_str_eq(flowtab_refuse_names[FLOWTAB_REFUSE_RATE], "RATE");
+	ck_assert_str_eq(flowtab_stat_names[FLOWTAB_STAT_EVICTED], "EVICTED");
+	flowtab_destroy(t);
+}
+END_TEST
+
+/* The entry lives through timeout - 1 ms of silence and is expired at
+ * timeout; a packet restarts the count. */
+static void
+check_timeout(struct flowtab *t, struct flowtab_entry *e, uint32_t timeout)
+{
+	uint32_t t0 = e->last_ms;
+
+	ck_assert_uint_eq(flowtab_timeout(t, e->state), timeout);
+	ck_assert(!flowtab_expired(t, e, t0));
+	ck_assert(!flowtab_expired(t, e, t0 + timeout - 1));
+	ck_assert(flowtab_expired(t, e, t0 + timeout));
+	ck_assert(flowtab_expired(t, e, t0 + timeout + 1000));
+}
+
+START_TEST(test_timeouts_per_state)
+{
+	struct flowtab *t = table(1024);
+	struct flow_key k;
+	struct flowtab_entry *e;
+
+	k = key4(1, IPPROTO_TCP);
+	e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_SYN, 100, NULL);
+	check_timeout(t, e, SYN_MS);                   /* SYN: 10 s */
+	ck_assert_uint_eq(SYN_MS, 10000);
+	flowtab_touch(t, e, FLOWTAB_TCP_SYN, 9000);    /* a retransmission */
+	check_timeout(t, e, SYN_MS);
+	flowtab_touch(t, e, FLOWTAB_TCP_ACK, 12000);
+	check_timeout(t, e, EST_MS);
+	ck_assert(!flowtab_expired(t, e, 12000 + SYN_MS));
+	flowtab_touch(t, e, FLOWTAB_TCP_FIN, 20000);
+	check_timeout(t, e, CLOSING_MS);               /* the linger */
+	flowtab_touch(t, e, FLOWTAB_TCP_ACK, 24000);   /* late packet: still lingers */
+	ck_assert_uint_eq(e->state, FLOWTAB_CLOSING);
+	check_timeout(t, e, CLOSING_MS);
+
+	k = key4(2, IPPROTO_UDP);
+	e = flowtab_insert(t, &k, 1, 0, 100, NULL);
+	check_timeout(t, e, UDP_MS);
+	flowtab_destroy(t);
+}
+END_TEST
+
+START_TEST(test_refresh_once_per_interval)
+{
+	struct flowtab *t = table(1024);
+	struct flow_key k = key4(1, IPPROTO_TCP);
+	struct flowtab_entry *e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_SYN, 0, NULL);
+	uint32_t refreshes = 0;
+	struct flowtab_params p = params(1024);
+	struct flowtab *never;
+
+	for (uint32_t now = 100; now <= 100000; now += 100) {
+		enum flowtab_export x = flowtab_touch(t, e, FLOWTAB_TCP_ACK, now);
+
+		ck_assert_int_ne(x, FLOWTAB_EXPORT_CLOSE);
+		if (x == FLOWTAB_EXPORT_REFRESH) {
+			ck_assert_uint_eq(now % REFRESH_MS, 0);
+			ck_assert_uint_eq(e->exported_ms, now);
+			refreshes++;
+		}
+	}
+	ck_assert_uint_eq(refreshes, 3);               /* at 30, 60, 90 s */
+
+	p.refresh_ms = 0;
+	never = flowtab_create(&p);
+	ck_assert_ptr_nonnull(never);
+	e = flowtab_insert(never, &k, 1, FLOWTAB_TCP_SYN, 0, NULL);
+	for (uint32_t now = 1000; now <= 200000; now += 1000)
+		ck_assert_int_eq(flowtab_touch(never, e, FLOWTAB_TCP_ACK, now),
+				 FLOWTAB_EXPORT_NONE);
+	flowtab_destroy(never);
+	flowtab_destroy(t);
+}
+END_TEST
+
+START_TEST(test_close_exported_once)
+{
+	static const uint8_t flags[] = {
+		FLOWTAB_TCP_FIN | FLOWTAB_TCP_ACK, FLOWTAB_TCP_ACK, FLOWTAB_TCP_FIN,
+		FLOWTAB_TCP_RST, FLOWTAB_TCP_RST | FLOWTAB_TCP_ACK, FLOWTAB_TCP_ACK,
+	};
+	struct flowtab *t = table(1024);
+	struct flow_key k = key4(1, IPPROTO_TCP);
+	struct flowtab_entry *e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_SYN, 0, NULL);
+	uint32_t closes = 0, now = 1000;
+
+	flowtab_touch(t, e, FLOWTAB_TCP_ACK, 500);
+	/* also past the refresh interval: a closing flow is not refreshed */
+	for (unsigned r = 0; r < 10; r++) {
+		for (unsigned i = 0; i < sizeof(flags); i++, now += 1000) {
+			enum flowtab_export x = flowtab_touch(t, e, flags[i], now);
+
+			ck_assert_int_ne(x, FLOWTAB_EXPORT_REFRESH);
+			closes += x == FLOWTAB_EXPORT_CLOSE;
+		}
+	}
+	ck_assert_uint_eq(closes, 1);
+	ck_assert_uint_eq(e->state, FLOWTAB_CLOSING);
+	flowtab_destroy(t);
+}
+END_TEST
+
+/* Attempts every ms over [start, start + 1000) at per_ms a ms: successes. */
+static uint32_t
+attempt_inserts(struct flowtab *t, uint32_t start, uint32_t per_ms, uint32_t *next)
+{
+	uint32_t ok = 0;
+
+	for (uint32_t ms = 0; ms < 1000; ms++) {
+		for (uint32_t j = 0; j < per_ms; j++) {
+			struct flow_key k = key4((*next)++, IPPROTO_TCP);
+			enum flowtab_refuse why = FLOWTAB_REFUSE_NONE;
+
+			if (flowtab_insert(t, &k, 1, FLOWTAB_TCP_SYN, start + ms, &why) != NULL)
+				ok++;
+			else
+				ck_assert_int_eq(why, FLOWTAB_REFUSE_RATE);
+		}
+	}
+	return ok;
+}
+
+START_TEST(test_insert_rate_limit)
+{
+	struct flowtab_params p = params(65536);
+	struct flowtab *t;
+	uint32_t next = 0, ok;
+
+	/* R = 10000/s, burst 1000: R + burst in the first second, R after */
+	p.insert_rate = 10000;
+	t = flowtab_create(&p);
+	ck_assert_ptr_nonnull(t);
+	ok = attempt_inserts(t, 5000, 30, &next);
+	ck_assert_uint_ge(ok, 10900);
+	ck_assert_uint_le(ok, 11100);
+	ok = attempt_inserts(t, 6000, 30, &next);
+	ck_assert_uint_ge(ok, 9900);
+	ck_assert_uint_le(ok, 10100);
+	ck_assert_uint_eq(flowtab_stats(t)[FLOWTAB_STAT_REFUSED_RATE], 60000 - flowtab_count(t));
+	/* synced imports bypass the rate */
+	for (uint32_t i = 0; i < 100; i++) {
+		struct flow_key k = key4(next++, IPPROTO_TCP);
+
+		ck_assert_ptr_nonnull(flowtab_insert_synced(t, &k, 1, FLOWTAB_ESTABLISHED,
+							    1000, 6999, NULL));
+	}
+	flowtab_destroy(t);
+
+	/* the smallest burst is 64 */
+	p.insert_rate = 100;
+	t = flowtab_create(&p);
+	ck_assert_ptr_nonnull(t);
+	ok = 0;
+	for (uint32_t i = 0; i < 200; i++) {
+		struct flow_key k = key4(i, IPPROTO_TCP);
+
+		ok += flowtab_insert(t, &k, 1, FLOWTAB_TCP_SYN, 0, NULL) != NULL;
+	}
+	ck_assert_uint_eq(ok, 64);
+	flowtab_destroy(t);
+
+	p.insert_rate = 0;                             /* no cap */
+	t = flowtab_create(&p);
+	ck_assert_ptr_nonnull(t);
+	next = 0;
+	ck_assert_uint_eq(attempt_inserts(t, 0, 50, &next), 50000);
+	flowtab_destroy(t);
+}
+END_TEST
+
+START_TEST(test_expire_budget)
+{
+	enum { CAP = 8192, N = 6000, LIVE = 1000, BUDGET = 100 };
+	struct flowtab *t = table(CAP);
+	uint32_t calls = 0, freed = 0, f;
+
+	for (uint32_t i = 0; i < N; i++) {
+		struct flow_key k = key4(i, IPPROTO_UDP);
+
+		ck_assert_ptr_nonnull(flowtab_insert(t, &k, 1, 0, 0, NULL));
+	}
+	for (uint32_t i = 0; i < LIVE; i++) {          /* these stay alive */
+		struct flow_key k = key4(i * 5, IPPROTO_UDP);
+
+		flowtab_touch(t, flowtab_lookup(t, &k), 0, 20000);
+	}
+	ck_assert_uint_eq(flowtab_expire(t, UDP_MS - 1, N), 0);
+	do {
+		f = flowtab_expire(t, UDP_MS + 1000, BUDGET);
+		ck_assert_uint_le(f, BUDGET);
+		freed += f;
+		calls++;
+	} while (flowtab_count(t) > LIVE && calls < 1000);
+	ck_assert_uint_eq(freed, N - LIVE);
+	ck_assert_uint_le(calls, N / BUDGET + 1);
+	ck_assert_uint_eq(flowtab_stats(t)[FLOWTAB_STAT_EXPIRED], N - LIVE);
+	for (uint32_t i = 0; i < N; i++) {
+		struct flow_key k = key4(i, IPPROTO_UDP);
+
+		ck_assert_int_eq(flowtab_lookup(t, &k) != NULL, i % 5 == 0 && i / 5 < LIVE);
+	}
+	/* a whole pass more frees nothing live; later everything goes */
+	ck_assert_uint_eq(flowtab_expire(t, UDP_MS + 1000, 2 * N), 0);
+	ck_assert_uint_eq(flowtab_expire(t, 20000 + UDP_MS, 2 * N), LIVE);
+	ck_assert_uint_eq(flowtab_count(t), 0);
+	ck_assert_uint_eq(flowtab_expire(t, 20000 + UDP_MS, 2 * N), 0);
+	flowtab_destroy(t);
+}
+END_TEST
+
+struct walk_seen {
+	uint8_t *count;                /* by backend id */
+	uint32_t n;
+};
+
+static void
+walk_count(const struct flowtab_entry *e, void *arg)
+{
+	struct walk_seen *w = arg;
+
+	ck_assert_uint_lt(e->backend, w->n);
+	w->count[e->backend]++;
+}
+
+START_TEST(test_walk_exact)
+{
+	enum { CAP = 4096, N = 3000, CHURN = 1000 };
+	struct flowtab *t = table(CAP);
+	struct walk_seen w = { calloc(N + 100000, 1), N + 100000 };
+	struct flow_key *k = calloc(N, sizeof(*k));
+	uint64_t cursor = 0, s = 3;
+	uint32_t pages = 0, passed = 0, added = N;
+
+	ck_assert(w.count && k);
+	for (uint32_t i = 0; i < N; i++) {
+		k[i] = key_random(&s);
+		ck_assert_ptr_nonnull(flowtab_insert(t, &k[i], i, 0, 0, NULL));
+	}
+	for (uint32_t i = 0; i < N; i += 3)            /* holes */
+		flowtab_remove(t, flowtab_lookup(t, &k[i]));
+	/* entries i % 3 == 1 stay throughout; i % 3 == 2 churn between pages */
+	while (cursor != FLOWTAB_WALK_END) {
+		uint32_t got = flowtab_walk(t, &cursor, 7, walk_count, &w);
+		uint32_t victim = (uint32_t)(rnd(&s) % N);
+		struct flowtab_entry *e;
+
+		ck_assert_uint_le(got, 7);
+		passed += got;
+		pages++;
+		if (victim % 3 == 2 && (e = flowtab_lookup(t, &k[victim])) != NULL)
+			flowtab_remove(t, e);
+		if (added < N + CHURN) {
+			struct flow_key x = key_random(&s);
+
+			ck_assert_ptr_nonnull(flowtab_insert(t, &x, added++, 0, 0, NULL));
+		}
+	}
+	for (uint32_t i = 0; i < N; i++)
+		ck_assert_uint_le(w.count[i], i % 3 == 1 ? 1 : i % 3 == 2);
+	for (uint32_t i = 1; i < N; i += 3)
+		ck_assert_uint_eq(w.count[i], 1);
+	for (uint32_t i = N; i < added; i++)
+		ck_assert_uint_le(w.count[i], 1);
+	ck_assert_uint_gt(pages, passed / 7);
+	ck_assert_uint_eq(flowtab_walk(t, &cursor, 7, walk_count, &w), 0);
+
+	/* a quiet table: every entry exactly once */
+	memset(w.count, 0, w.n);
+	cursor = 0;
+	passed = 0;
+	while (cursor != FLOWTAB_WALK_END)
+		passed += flowtab_walk(t, &cursor, 100, walk_count, &w);
+	ck_assert_uint_eq(passed, flowtab_count(t));
+	for (uint32_t i = 0; i < w.n; i++)
+		ck_assert_uint_le(w.count[i], 1);
+	flowtab_destroy(t);
+	free(w.count);
+	free(k);
+}
+END_TEST
+
+/* Insert TCP SYN keys key4(from .. to - 1) at now: how many went in. */
+static uint32_t
+insert_many(struct flowtab *t, uint32_t from, uint32_t to, uint32_t now)
+{
+	uint32_t ok = 0;
+
+	for (uint32_t i = from; i < to; i++) {
+		struct flow_key k = key4(i, IPPROTO_TCP);
+
+		ok += flowtab_insert(t, &k, 1, FLOWTAB_TCP_SYN, now, NULL) != NULL;
+	}
+	return ok;
+}
+
+START_TEST(test_time_wraps)
+{
+	struct flowtab_params p = params(1024);
+	struct flowtab *t;
+	struct flow_key k = key4(1, IPPROTO_TCP);
+	struct flowtab_entry *e;
+	const uint32_t t0 = UINT32_MAX - 4000;     /* 4 s before the wrap */
+
+	p.insert_rate = 1000;                          /* burst 100 */
+	t = flowtab_create(&p);
+	ck_assert_ptr_nonnull(t);
+	e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_SYN, t0, NULL);
+	ck_assert_ptr_nonnull(e);
+	ck_assert(!flowtab_expired(t, e, t0 + SYN_MS - 1));   /* wrapped: 5999 */
+	ck_assert(flowtab_expired(t, e, t0 + SYN_MS));
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, t0 + 1000), FLOWTAB_EXPORT_NONE);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, t0 + REFRESH_MS - 1),
+			 FLOWTAB_EXPORT_NONE);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, t0 + REFRESH_MS),
+			 FLOWTAB_EXPORT_REFRESH);
+	ck_assert(!flowtab_expired(t, e, t0 + REFRESH_MS + EST_MS - 1));
+	ck_assert(flowtab_expired(t, e, t0 + REFRESH_MS + EST_MS));
+	ck_assert_uint_eq(flowtab_expire(t, t0 + REFRESH_MS + 1000, 100), 0);
+	ck_assert_uint_eq(flowtab_expire(t, t0 + REFRESH_MS + EST_MS, 100), 1);
+
+	/* the token bucket refills across the wrap: 99 tokens left at t0,
+	 * a full burst (100) by t0 + 3995, 10 more at t0 + 4005 (wrapped) */
+	ck_assert_uint_eq(insert_many(t, 2, 300, t0), 99);
+	ck_assert_uint_eq(insert_many(t, 300, 500, t0 + 3995), 100);
+	ck_assert_uint_eq(insert_many(t, 500, 600, t0 + 4005), 10);
+	flowtab_destroy(t);
+}
+END_TEST
+
+START_TEST(test_keys_distinct)
+{
+	struct flowtab *t = table(1024);
+	struct flow_key k[5];
+	struct flowtab_entry *e[5];
+
+	k[0] = key4(1, IPPROTO_TCP);
+	k[1] = k[0], k[1].pad[0] = 1;
+	k[2] = k[0], k[2].pad[1] = 0x80;
+	k[3] = k[0], k[3].family = FLOW_FAMILY_IPV6;
+	k[4] = k[0], k[4].proto = IPPROTO_UDP;
+	for (unsigned i = 0; i < 5; i++) {
+		ck_assert_ptr_null(flowtab_lookup(t, &k[i]));
+		e[i] = flowtab_insert(t, &k[i], i, 0, 0, NULL);
+		ck_assert_ptr_nonnull(e[i]);
+	}
+	ck_assert_uint_eq(flowtab_count(t), 5);
+	for (unsigned i = 0; i < 5; i++) {
+		ck_assert_ptr_eq(flowtab_lookup(t, &k[i]), e[i]);
+		ck_assert_uint_eq(e[i]->backend, i);
+	}
+	flowtab_remove(t, e[0]);
+	ck_assert_ptr_null(flowtab_lookup(t, &k[0]));
+	for (unsigned i = 1; i < 5; i++)
+		ck_assert_ptr_eq(flowtab_lookup(t, &k[i]), e[i]);
+	flowtab_destroy(t);
+}
+END_TEST
+
+START_TEST(test_insert_synced)
+{
+	struct flowtab *t = table(1024);
+	struct flow_key k = key4(1, IPPROTO_TCP);
+	struct flowtab_entry *e;
+
+	e = flowtab_insert_synced(t, &k, 3, FLOWTAB_ESTABLISHED, 60000, 1000, NULL);
+	ck_assert_ptr_nonnull(e);
+	ck_assert_ptr_eq(flowtab_lookup(t, &k), e);
+	ck_assert_uint_eq(e->state, FLOWTAB_ESTABLISHED);
+	ck_assert_uint_eq(e->flags, FLOWTAB_FLAG_LIVE | FLOWTAB_FLAG_SYNCED);
+	ck_assert_uint_eq(e->exported_ms, 1000);
+	ck_assert_uint_eq(e->packets, 0);
+	ck_assert(!flowtab_expired(t, e, 1000 + 60000 - 1));
+	ck_assert(flowtab_expired(t, e, 1000 + 60000));
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, 2000), FLOWTAB_EXPORT_NONE);
+	ck_assert(!flowtab_expired(t, e, 2000 + EST_MS - 1));
+
+	k = key4(2, IPPROTO_TCP);                      /* lifetime capped at the timeout */
+	e = flowtab_insert_synced(t, &k, 3, FLOWTAB_CLOSING, 3600000, 1000, NULL);
+	ck_assert(flowtab_expired(t, e, 1000 + CLOSING_MS));
+	k = key4(3, IPPROTO_UDP);                      /* 0: dead on arrival */
+	e = flowtab_insert_synced(t, &k, 3, FLOWTAB_UDP, 0, 1000, NULL);
+	ck_assert(flowtab_expired(t, e, 1000));
+	ck_assert_uint_eq(flowtab_stats(t)[FLOWTAB_STAT_SYNCED], 3);
+	flowtab_destroy(t);
+}
+END_TEST
+
+static Suite *
+flowtab_suite(void)
+{
+	Suite *s = suite_create("flowtab");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_create_bad_params);
+	tcase_add_test(tc, test_insert_lookup_remove);
+	tcase_add_test(tc, test_burst_equals_single);
+	tcase_add_test(tc, test_fill_to_capacity);
+	tcase_add_test(tc, test_bytes_per_flow);
+	tcase_add_test(tc, test_expired_entries_reused);
+	tcase_add_test(tc, test_tcp_state_machine);
+	tcase_add_test(tc, test_timeouts_per_state);
+	tcase_add_test(tc, test_refresh_once_per_interval);
+	tcase_add_test(tc, test_close_exported_once);
+	tcase_add_test(tc, test_insert_rate_limit);
+	tcase_add_test(tc, test_expire_budget);
+	tcase_add_test(tc, test_walk_exact);
+	tcase_add_test(tc, test_time_wraps);
+	tcase_add_test(tc, test_keys_distinct);
+	tcase_add_test(tc, test_insert_synced);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(flowtab_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
