@@ -358,6 +358,26 @@ parse_hex(const char *s, uint8_t *out, size_t len, char sep)
 	return true;
 }
 
+/* An optional unicast MAC "xx:xx:xx:xx:xx:xx" at key; *has says if present. */
+static int
+read_mac(const struct parser *p, const config_setting_t *group, const char *ctx,
+	 const char *key, uint8_t mac[6], bool *has)
+{
+	const config_setting_t *s = NULL;
+	const char *text = NULL;
+	int rc = read_string(p, group, ctx, key, &text, &s);
+
+	*has = false;
+	if (rc < 0 || text == NULL)
+		return rc;
+	if (!parse_hex(text, mac, 6, ':') || (mac[0] & 1) != 0 ||
+	    (mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]) == 0)
+		return parse_fail(p, s, "%sbad MAC '%s' (want a unicast xx:xx:xx:xx:xx:xx)",
+				  ctx, text);
+	*has = true;
+	return 0;
+}
+
 static int
 parse_cluster(const struct parser *p, const config_setting_t *root,
 	      struct config *cfg)
@@ -418,7 +438,8 @@ parse_port(const struct parser *p, const config_setting_t *group,
 {
 	static const struct key keys[] = {
 		{ "name", true }, { "device", true }, { "mtu", false },
-		{ "gateway", false }, { "gateway6", false }, { NULL, false },
+		{ "gateway", false }, { "gateway6", false }, { "gateway_mac", false },
+		{ "gateway6_mac", false }, { NULL, false },
 	};
 	const config_setting_t *s = NULL;
 	const char *device = NULL;
@@ -443,8 +464,18 @@ parse_port(const struct parser *p, const config_setting_t *group,
 		rc = read_addr(p, group, ctx, "gateway", AF_INET, &port->gateway4);
 	if (rc == 0)
 		rc = read_addr(p, group, ctx, "gateway6", AF_INET6, &port->gateway6);
+	if (rc == 0)
+		rc = read_mac(p, group, ctx, "gateway_mac", port->gateway4_mac,
+			      &port->has_gateway4_mac);
+	if (rc == 0)
+		rc = read_mac(p, group, ctx, "gateway6_mac", port->gateway6_mac,
+			      &port->has_gateway6_mac);
 	if (rc < 0)
 		return rc;
+	if (port->has_gateway4_mac && port->gateway4.family == 0)
+		return parse_fail(p, group, "%s'gateway_mac' needs 'gateway'", ctx);
+	if (port->has_gateway6_mac && port->gateway6.family == 0)
+		return parse_fail(p, group, "%s'gateway6_mac' needs 'gateway6'", ctx);
 	memcpy(port->device, device, strlen(device) + 1);
 	port->has_gateway4 = port->gateway4.family != 0;
 	port->has_gateway6 = port->gateway6.family != 0;
@@ -639,8 +670,6 @@ parse_backend(const struct parser *p, const config_setting_t *group,
 		{ "address", true }, { "weight", false }, { "mac", false },
 		{ NULL, false },
 	};
-	const config_setting_t *s = NULL;
-	const char *mac = NULL;
 	int rc;
 
 	b->line = (int)config_setting_source_line(group);
@@ -651,15 +680,8 @@ parse_backend(const struct parser *p, const config_setting_t *group,
 	if (rc == 0)
 		rc = read_uint(p, group, ctx, "weight", 0, CONFIG_WEIGHT_MAX, &b->weight);
 	if (rc == 0)
-		rc = read_string(p, group, ctx, "mac", &mac, &s);
-	if (rc < 0 || mac == NULL)
-		return rc;
-	if (!parse_hex(mac, b->mac, sizeof(b->mac), ':') || (b->mac[0] & 1) != 0 ||
-	    (b->mac[0] | b->mac[1] | b->mac[2] | b->mac[3] | b->mac[4] | b->mac[5]) == 0)
-		return parse_fail(p, s, "%sbad MAC '%s' (want a unicast xx:xx:xx:xx:xx:xx)",
-				  ctx, mac);
-	b->has_mac = true;
-	return 0;
+		rc = read_mac(p, group, ctx, "mac", b->mac, &b->has_mac);
+	return rc;
 }
 
 static int

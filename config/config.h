@@ -113,8 +113,11 @@ struct config_port {
 	char device[CONFIG_DEVICE_MAX]; /* PCI address or vdev name, as for EAL */
 	uint32_t mtu;                   /* 576..9702 */
 	bool has_gateway4, has_gateway6;
-	struct config_addr gateway4;    /* next hop for off-link backends */
+	struct config_addr gateway4;    /* next hop of tunnels to backends */
 	struct config_addr gateway6;
+	bool has_gateway4_mac, has_gateway6_mac;
+	uint8_t gateway4_mac[6];        /* static: no ARP/ND for the gateway */
+	uint8_t gateway6_mac[6];
 	int line;
 };
 

@@ -256,6 +256,17 @@ struct maglbctl_column {
 typedef void (*maglbctl_cell_fn)(const void *ctx, size_t row, size_t col,
 				 char *buf, size_t len);
 
+/* Format one cell; control characters (from names) print as '?'. */
+static void
+maglbctl_cell(maglbctl_cell_fn cell, const void *ctx, size_t row, size_t col,
+	      char *buf, size_t len)
+{
+	cell(ctx, row, col, buf, len);
+	for (char *p = buf; *p != '\0'; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+}
+
 /* An aligned table: headers, then rows; cells formatted by cell(). */
 static void
 maglbctl_table(const struct maglbctl_column *cols, size_t ncols, size_t nrows,
@@ -268,7 +279,7 @@ maglbctl_table(const struct maglbctl_column *cols, size_t ncols, size_t nrows,
 		width[c] = strlen(cols[c].header);
 	for (size_t r = 0; r < nrows; r++)
 		for (size_t c = 0; c < ncols; c++) {
-			cell(ctx, r, c, buf, sizeof(buf));
+			maglbctl_cell(cell, ctx, r, c, buf, sizeof(buf));
 			if (strlen(buf) > width[c])
 				width[c] = strlen(buf);
 		}
@@ -278,7 +289,8 @@ maglbctl_table(const struct maglbctl_column *cols, size_t ncols, size_t nrows,
 			int w = (int)width[c];
 
 			if (r > 0) {
-				cell(ctx, r - 1, c, buf, sizeof(buf));
+				maglbctl_cell(cell, ctx, r - 1, c, buf,
+					      sizeof(buf));
 				text = buf;
 			}
 			if (c + 1 == ncols && !cols[c].right)

@@ -112,17 +112,38 @@ want_neighbours(struct control *c, const struct dp_state *s)
 		const struct dp_dest *dest = &s->dests[d];
 		int f = dest->family == FLOW_FAMILY_IPV6;
 
-		if (dest->status == DEST_GONE || dest->tunnel.kind == ENCAP_L2)
+		if (dest->status == DEST_GONE || dest->tunnel.kind == ENCAP_L2 ||
+		    (sp->has_gateway[f] && sp->has_gateway_mac[f]))
 			continue;
 		neigh_want(c->neigh, dest->family,
 			   sp->has_gateway[f] ? sp->gateway[f] : dest->addr, now);
 	}
 }
 
+/* What tunnels need from the config's port: MTU, gateways, static MACs. */
+static void
+port_facts(struct state_port *sp, const struct config *cfg, const uint8_t mac[6])
+{
+	const struct config_port *port = &cfg->ports[0];
+
+	memcpy(sp->mac, mac, sizeof(sp->mac));
+	sp->mtu = port->mtu;
+	sp->has_gateway[0] = port->has_gateway4;
+	sp->has_gateway[1] = port->has_gateway6;
+	memset(sp->gateway, 0, sizeof(sp->gateway));
+	memcpy(sp->gateway[0], &port->gateway4.v4, 4);
+	memcpy(sp->gateway[1], &port->gateway6.v6, 16);
+	sp->has_gateway_mac[0] = port->has_gateway4_mac;
+	sp->has_gateway_mac[1] = port->has_gateway6_mac;
+	memcpy(sp->gateway_mac[0], port->gateway4_mac, 6);
+	memcpy(sp->gateway_mac[1], port->gateway6_mac, 6);
+}
+
 int
 control_reload(struct control *c, bool check_only, char *err, size_t errlen)
 {
 	struct config *cfg = config_load(c->p.config_path, err, errlen);
+	struct state_port old = *state_ctx_port(c->sctx), sp = old;
 	struct dp_state *s;
 
 	if (cfg == NULL)
@@ -131,8 +152,13 @@ control_reload(struct control *c, bool check_only, char *err, size_t errlen)
 		config_free(cfg);
 		return 0;
 	}
+	/* A reload changes VIPs, backends and gateways; ports, table sizes and
+	 * timeouts keep their start-up values until a restart. */
+	port_facts(&sp, cfg, c->sh->port.mac);
+	state_ctx_set_port(c->sctx, &sp);
 	s = state_build(c->sctx, cfg, control_state(c), err, errlen);
 	if (s == NULL) {
+		state_ctx_set_port(c->sctx, &old);
 		config_free(cfg);
 		goto fail;
 	}
@@ -486,16 +512,11 @@ control_run(struct control_params *p)
 {
 	struct control c = { .p = *p, .sh = p->shared, .cfg = p->cfg };
 	char err[CONFIG_ERROR_MAX];
-	struct state_port sp = { .mtu = p->cfg->ports[0].mtu, .lookup_mac = lookup_mac,
-				 .arg = &c };
+	struct state_port sp = { .lookup_mac = lookup_mac, .arg = &c };
 	struct dp_state *s;
 	int rc;
 
-	memcpy(sp.mac, p->shared->port.mac, sizeof(sp.mac));
-	sp.has_gateway[0] = p->cfg->ports[0].has_gateway4;
-	sp.has_gateway[1] = p->cfg->ports[0].has_gateway6;
-	memcpy(sp.gateway[0], &p->cfg->ports[0].gateway4.v4, 4);
-	memcpy(sp.gateway[1], &p->cfg->ports[0].gateway6.v6, 16);
+	port_facts(&sp, p->cfg, p->shared->port.mac);
 	c.start_ms = control_now_ms(&c);
 	c.sctx = state_ctx_create(1u << 20, &sp);
 	rc = c.sctx == NULL ? -ENOMEM : 0;

@@ -99,6 +99,12 @@ state_ctx_port(const struct state_ctx *ctx)
 }
 
 void
+state_ctx_set_port(struct state_ctx *ctx, const struct state_port *port)
+{
+	ctx->port = *port;
+}
+
+void
 state_ctx_destroy(struct state_ctx *ctx)
 {
 	if (ctx == NULL)
@@ -113,6 +119,8 @@ state_next_hop(const struct state_port *port, uint8_t family, const uint8_t addr
 {
 	int f = family == FLOW_FAMILY_IPV6;
 
+	if (port->has_gateway[f] && port->has_gateway_mac[f])
+		return port->gateway_mac[f];
 	if (port->lookup_mac == NULL)
 		return NULL;
 	return port->lookup_mac(port->arg, family,

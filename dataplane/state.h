@@ -92,6 +92,8 @@ struct state_port {
 	uint32_t mtu;
 	bool has_gateway[2];            /* [0] IPv4, [1] IPv6 */
 	uint8_t gateway[2][16];
+	bool has_gateway_mac[2];        /* a static gateway MAC: no resolution */
+	uint8_t gateway_mac[2][6];
 	const uint8_t *(*lookup_mac)(void *arg, uint8_t family, const uint8_t addr[16]);
 	void *arg;
 };
@@ -103,8 +105,9 @@ const uint8_t *state_next_hop(const struct state_port *port, uint8_t family,
 /* max_dests bounds the destination ids a process hands out. */
 struct state_ctx *state_ctx_create(uint32_t max_dests, const struct state_port *port);
 
-/* The port facts the context was created with. */
+/* The port facts states are built with; set them anew on a reload. */
 const struct state_port *state_ctx_port(const struct state_ctx *ctx);
+void state_ctx_set_port(struct state_ctx *ctx, const struct state_port *port);
 void state_ctx_destroy(struct state_ctx *ctx);
 
 /*

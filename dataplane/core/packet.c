@@ -26,55 +26,55 @@
 #include <netinet/in.h>
 
 enum pkt_layout {
-	ETHER_LEN = 14,
-	ETHER_TYPE = 12,
-	VLAN_LEN = 4,
+	PKT_ETHER_LEN = 14,
+	PKT_ETHER_TYPE = 12,
+	PKT_VLAN_LEN = 4,
 
-	ETHERTYPE_IPV4 = 0x0800,
-	ETHERTYPE_ARP = 0x0806,
-	ETHERTYPE_VLAN = 0x8100,
-	ETHERTYPE_IPV6 = 0x86dd,
+	PKT_ETHERTYPE_IPV4 = 0x0800,
+	PKT_ETHERTYPE_ARP = 0x0806,
+	PKT_ETHERTYPE_VLAN = 0x8100,
+	PKT_ETHERTYPE_IPV6 = 0x86dd,
 
-	IPV4_LEN = 20,
-	IPV4_TOS = 1,
-	IPV4_TOTAL_LEN = 2,
-	IPV4_FRAG = 6,
-	IPV4_TTL = 8,
-	IPV4_PROTO = 9,
-	IPV4_SRC = 12,
-	IPV4_DST = 16,
-	IPV4_DF = 0x4000,
-	IPV4_FRAG_MASK = 0x3fff,        /* MF and offset */
-	IPV4_OFFSET_MASK = 0x1fff,
+	PKT_IPV4_LEN = 20,
+	PKT_IPV4_TOS = 1,
+	PKT_IPV4_TOTAL_LEN = 2,
+	PKT_IPV4_FRAG = 6,
+	PKT_IPV4_TTL = 8,
+	PKT_IPV4_PROTO = 9,
+	PKT_IPV4_SRC = 12,
+	PKT_IPV4_DST = 16,
+	PKT_IPV4_DF = 0x4000,
+	PKT_IPV4_FRAG_MASK = 0x3fff,        /* MF and offset */
+	PKT_IPV4_OFFSET_MASK = 0x1fff,
 
-	IPV6_LEN = 40,
-	IPV6_PAYLOAD_LEN = 4,
-	IPV6_NEXT = 6,
-	IPV6_HOP_LIMIT = 7,
-	IPV6_SRC = 8,
-	IPV6_DST = 24,
-	IPV6_FRAG_HDR_LEN = 8,
-	IPV6_FRAG_MASK = 0xfff9,        /* offset and M: not an atomic fragment */
-	IPV6_OFFSET_MASK = 0xfff8,
+	PKT_IPV6_LEN = 40,
+	PKT_IPV6_PAYLOAD_LEN = 4,
+	PKT_IPV6_NEXT = 6,
+	PKT_IPV6_HOP_LIMIT = 7,
+	PKT_IPV6_SRC = 8,
+	PKT_IPV6_DST = 24,
+	PKT_IPV6_FRAG_HDR_LEN = 8,
+	PKT_IPV6_FRAG_MASK = 0xfff9,        /* offset and M: not an atomic fragment */
+	PKT_IPV6_OFFSET_MASK = 0xfff8,
 
-	TCP_LEN = 20,
-	TCP_DATA_OFF = 12,
-	TCP_FLAGS = 13,
-	UDP_LEN = 8,
-	UDP_LENGTH = 4,
-	ICMP_LEN = 8,                   /* every ICMP / ICMPv6 message */
-	L4_PORTS_LEN = 8,               /* what an ICMP error must quote */
-	ND_TARGET = 8,
-	ND_NS_LEN = 24,
+	PKT_TCP_LEN = 20,
+	PKT_TCP_DATA_OFF = 12,
+	PKT_TCP_FLAGS = 13,
+	PKT_UDP_LEN = 8,
+	PKT_UDP_LENGTH = 4,
+	PKT_ICMP_LEN = 8,                   /* every ICMP / ICMPv6 message */
+	PKT_L4_PORTS_LEN = 8,               /* what an ICMP error must quote */
+	PKT_ND_TARGET = 8,
+	PKT_ND_NS_LEN = 24,
 
-	ARP_HTYPE_ETHER = 1,
+	PKT_ARP_HTYPE_ETHER = 1,
 };
 
 /* Extension headers the IPv6 walk follows, as a bit set over next header. */
-#define IPV6_EXT_SET ((1ull << 0) | (1ull << 43) | (1ull << 44) | (1ull << 60))
-#define IPV6_EXT_FRAGMENT 44
+#define PKT_IPV6_EXT_SET ((1ull << 0) | (1ull << 43) | (1ull << 44) | (1ull << 60))
+#define PKT_IPV6_EXT_FRAGMENT 44
 /* ICMPv4 errors about a packet: unreachable 3, time exceeded 11, parameter 12. */
-#define ICMP4_ERROR_SET ((1u << 3) | (1u << 11) | (1u << 12))
+#define PKT_ICMP4_ERROR_SET ((1u << 3) | (1u << 11) | (1u << 12))
 
 const char *const pkt_kind_names[PKT_KIND_MAX] = {
 	[PKT_KIND_FLOW] = "flow",
@@ -128,7 +128,7 @@ pkt_ipv4_checksum_ok(const uint8_t *ip, uint32_t hlen)
 		       pkt_word32(ip + 8) + pkt_word32(ip + 12) +
 		       pkt_word32(ip + 16);
 
-	for (uint32_t off = IPV4_LEN; off < hlen; off += 4)
+	for (uint32_t off = PKT_IPV4_LEN; off < hlen; off += 4)
 		sum += pkt_word32(ip + off);
 	sum = (sum & 0xffffffffu) + (sum >> 32);
 	sum = (sum & 0xffffffffu) + (sum >> 32);
@@ -147,19 +147,19 @@ pkt_ipv4_checksum_ok(const uint8_t *ip, uint32_t hlen)
 static bool
 pkt_ipv6_walk(const uint8_t *ip, uint32_t len, struct pkt_ipv6_chain *c)
 {
-	uint32_t off = IPV6_LEN;
-	uint8_t next = ip[IPV6_NEXT];
+	uint32_t off = PKT_IPV6_LEN;
+	uint8_t next = ip[PKT_IPV6_NEXT];
 
-	for (uint32_t n = 0; next < 64 && (IPV6_EXT_SET >> next & 1); n++) {
-		uint32_t hlen = IPV6_FRAG_HDR_LEN;
+	for (uint32_t n = 0; next < 64 && (PKT_IPV6_EXT_SET >> next & 1); n++) {
+		uint32_t hlen = PKT_IPV6_FRAG_HDR_LEN;
 
 		if (n == PKT_IPV6_EXT_MAX || len - off < 8 || (next == 0 && n != 0))
 			return false;
-		if (next == IPV6_EXT_FRAGMENT) {
+		if (next == PKT_IPV6_EXT_FRAGMENT) {
 			uint16_t frag = pkt_be16(ip + off + 2);
 
-			if (frag & IPV6_FRAG_MASK) {
-				c->off = off + IPV6_FRAG_HDR_LEN;
+			if (frag & PKT_IPV6_FRAG_MASK) {
+				c->off = off + PKT_IPV6_FRAG_HDR_LEN;
 				c->frag = frag;
 				c->proto = ip[off];
 				c->fragment = true;
@@ -188,19 +188,19 @@ pkt_parse_tcp_udp(const uint8_t *l4, uint32_t l4_len, struct pkt_meta *m,
 	if (m->key.proto == IPPROTO_TCP) {
 		uint32_t data_off;
 
-		if (l4_len < TCP_LEN)
+		if (l4_len < PKT_TCP_LEN)
 			return pkt_drop(why, DP_DROP_BAD_L4);
-		data_off = (uint32_t)(l4[TCP_DATA_OFF] >> 4) * 4;
-		if (data_off < TCP_LEN || data_off > l4_len)
+		data_off = (uint32_t)(l4[PKT_TCP_DATA_OFF] >> 4) * 4;
+		if (data_off < PKT_TCP_LEN || data_off > l4_len)
 			return pkt_drop(why, DP_DROP_BAD_L4);
-		m->tcp_flags = l4[TCP_FLAGS];
+		m->tcp_flags = l4[PKT_TCP_FLAGS];
 	} else {
 		uint32_t udp_len;
 
-		if (l4_len < UDP_LEN)
+		if (l4_len < PKT_UDP_LEN)
 			return pkt_drop(why, DP_DROP_BAD_L4);
-		udp_len = pkt_be16(l4 + UDP_LENGTH);
-		if (udp_len < UDP_LEN || udp_len > l4_len)
+		udp_len = pkt_be16(l4 + PKT_UDP_LENGTH);
+		if (udp_len < PKT_UDP_LEN || udp_len > l4_len)
 			return pkt_drop(why, DP_DROP_BAD_L4);
 	}
 	m->key.client_port = pkt_be16(l4);
@@ -231,28 +231,28 @@ static bool
 pkt_parse_icmp4(const uint8_t *ip, const uint8_t *icmp, uint32_t icmp_len,
 		struct pkt_meta *m, enum dp_drop *why)
 {
-	const uint8_t *inner = icmp + ICMP_LEN;
+	const uint8_t *inner = icmp + PKT_ICMP_LEN;
 	uint32_t inner_len, inner_hlen;
 
-	if (icmp_len < ICMP_LEN)
+	if (icmp_len < PKT_ICMP_LEN)
 		return pkt_drop(why, DP_DROP_BAD_L4);
 	m->icmp_type = icmp[0];
 	m->icmp_code = icmp[1];
-	if (icmp[0] >= 32 || !(ICMP4_ERROR_SET >> icmp[0] & 1)) {
+	if (icmp[0] >= 32 || !(PKT_ICMP4_ERROR_SET >> icmp[0] & 1)) {
 		m->kind = PKT_KIND_ICMP_OTHER;
 		return true;
 	}
-	inner_len = icmp_len - ICMP_LEN;
-	if (inner_len < IPV4_LEN || inner[0] >> 4 != 4)
+	inner_len = icmp_len - PKT_ICMP_LEN;
+	if (inner_len < PKT_IPV4_LEN || inner[0] >> 4 != 4)
 		return pkt_drop(why, DP_DROP_ICMP_BAD_INNER);
 	inner_hlen = (inner[0] & 0xfu) * 4;
-	if (inner_hlen < IPV4_LEN || inner_hlen + L4_PORTS_LEN > inner_len ||
-	    (pkt_be16(inner + IPV4_FRAG) & IPV4_OFFSET_MASK) != 0 ||
-	    !pkt_is_tcp_udp(inner[IPV4_PROTO]) ||
-	    memcmp(inner + IPV4_SRC, ip + IPV4_DST, 4) != 0)
+	if (inner_hlen < PKT_IPV4_LEN || inner_hlen + PKT_L4_PORTS_LEN > inner_len ||
+	    (pkt_be16(inner + PKT_IPV4_FRAG) & PKT_IPV4_OFFSET_MASK) != 0 ||
+	    !pkt_is_tcp_udp(inner[PKT_IPV4_PROTO]) ||
+	    memcmp(inner + PKT_IPV4_SRC, ip + PKT_IPV4_DST, 4) != 0)
 		return pkt_drop(why, DP_DROP_ICMP_BAD_INNER);
-	return pkt_icmp_error_key(inner + IPV4_DST, 4, inner + inner_hlen,
-				  inner[IPV4_PROTO], m);
+	return pkt_icmp_error_key(inner + PKT_IPV4_DST, 4, inner + inner_hlen,
+				  inner[PKT_IPV4_PROTO], m);
 }
 
 static bool
@@ -261,13 +261,13 @@ pkt_parse_icmp6_error(const uint8_t *ip, const uint8_t *inner,
 {
 	struct pkt_ipv6_chain c;
 
-	if (inner_len < IPV6_LEN || inner[0] >> 4 != 6 ||
+	if (inner_len < PKT_IPV6_LEN || inner[0] >> 4 != 6 ||
 	    !pkt_ipv6_walk(inner, inner_len, &c) ||
-	    (c.frag & IPV6_OFFSET_MASK) != 0 || !pkt_is_tcp_udp(c.proto) ||
-	    c.off + L4_PORTS_LEN > inner_len ||
-	    memcmp(inner + IPV6_SRC, ip + IPV6_DST, 16) != 0)
+	    (c.frag & PKT_IPV6_OFFSET_MASK) != 0 || !pkt_is_tcp_udp(c.proto) ||
+	    c.off + PKT_L4_PORTS_LEN > inner_len ||
+	    memcmp(inner + PKT_IPV6_SRC, ip + PKT_IPV6_DST, 16) != 0)
 		return pkt_drop(why, DP_DROP_ICMP_BAD_INNER);
-	return pkt_icmp_error_key(inner + IPV6_DST, 16, inner + c.off, c.proto, m);
+	return pkt_icmp_error_key(inner + PKT_IPV6_DST, 16, inner + c.off, c.proto, m);
 }
 
 /* ICMPv6 at icmp, icmp_len bytes to the end of the IP packet at ip. */
@@ -277,22 +277,22 @@ pkt_parse_icmp6(const uint8_t *ip, const uint8_t *icmp, uint32_t icmp_len,
 {
 	uint8_t type;
 
-	if (icmp_len < ICMP_LEN)
+	if (icmp_len < PKT_ICMP_LEN)
 		return pkt_drop(why, DP_DROP_BAD_L4);
 	type = icmp[0];
 	m->icmp_type = type;
 	m->icmp_code = icmp[1];
 	if ((uint8_t)(type - 1) < 4)            /* 1..4: errors */
-		return pkt_parse_icmp6_error(ip, icmp + ICMP_LEN,
-					     icmp_len - ICMP_LEN, m, why);
+		return pkt_parse_icmp6_error(ip, icmp + PKT_ICMP_LEN,
+					     icmp_len - PKT_ICMP_LEN, m, why);
 	if ((uint8_t)(type - 133) >= 5) {       /* not 133..137: ND */
 		m->kind = PKT_KIND_ICMP_OTHER;
 		return true;
 	}
 	if (type == 135 || type == 136) {
-		if (icmp_len < ND_NS_LEN)
+		if (icmp_len < PKT_ND_NS_LEN)
 			return pkt_drop(why, DP_DROP_BAD_L4);
-		memcpy(m->key.vip, icmp + ND_TARGET, 16);
+		memcpy(m->key.vip, icmp + PKT_ND_TARGET, 16);
 	}
 	m->kind = PKT_KIND_ND;
 	return true;
@@ -306,38 +306,38 @@ pkt_parse_ipv4(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
 	uint32_t hlen, total;
 	uint16_t frag;
 
-	if (avail < IPV4_LEN)
+	if (avail < PKT_IPV4_LEN)
 		return pkt_drop(why, DP_DROP_TRUNCATED);
 	if (ip[0] >> 4 != 4)
 		return pkt_drop(why, DP_DROP_BAD_IP_VERSION);
 	hlen = (ip[0] & 0xfu) * 4;
-	total = pkt_be16(ip + IPV4_TOTAL_LEN);
-	if (hlen < IPV4_LEN || hlen > total)
+	total = pkt_be16(ip + PKT_IPV4_TOTAL_LEN);
+	if (hlen < PKT_IPV4_LEN || hlen > total)
 		return pkt_drop(why, DP_DROP_BAD_IHL);
 	if (total > avail)
 		return pkt_drop(why, DP_DROP_BAD_IP_LENGTH);
 	if (!pkt_ipv4_checksum_ok(ip, hlen))
 		return pkt_drop(why, DP_DROP_BAD_IP_CHECKSUM);
-	if (ip[IPV4_TTL] == 0)
+	if (ip[PKT_IPV4_TTL] == 0)
 		return pkt_drop(why, DP_DROP_TTL_EXCEEDED);
 
-	frag = pkt_be16(ip + IPV4_FRAG);
+	frag = pkt_be16(ip + PKT_IPV4_FRAG);
 	m->l3_len = (uint16_t)hlen;
 	m->ip_len = (uint16_t)total;
 	m->family = FLOW_FAMILY_IPV4;
-	m->df = (frag & IPV4_DF) != 0;
-	m->ttl = ip[IPV4_TTL];
-	m->tos = ip[IPV4_TOS];
-	memcpy(m->key.vip, ip + IPV4_DST, 4);
-	memcpy(m->key.client, ip + IPV4_SRC, 4);
-	m->key.proto = ip[IPV4_PROTO];
+	m->df = (frag & PKT_IPV4_DF) != 0;
+	m->ttl = ip[PKT_IPV4_TTL];
+	m->tos = ip[PKT_IPV4_TOS];
+	memcpy(m->key.vip, ip + PKT_IPV4_DST, 4);
+	memcpy(m->key.client, ip + PKT_IPV4_SRC, 4);
+	m->key.proto = ip[PKT_IPV4_PROTO];
 	m->key.family = FLOW_FAMILY_IPV4;
-	if (frag & IPV4_FRAG_MASK) {
+	if (frag & PKT_IPV4_FRAG_MASK) {
 		m->kind = PKT_KIND_FRAGMENT;
 		return true;
 	}
 	m->l4_off = (uint16_t)(m->l2_len + hlen);
-	switch (ip[IPV4_PROTO]) {
+	switch (ip[PKT_IPV4_PROTO]) {
 	case IPPROTO_TCP:
 	case IPPROTO_UDP:
 		return pkt_parse_tcp_udp(ip + hlen, total - hlen, m, why);
@@ -357,14 +357,14 @@ pkt_parse_ipv6(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
 	struct pkt_ipv6_chain c;
 	uint32_t total;
 
-	if (avail < IPV6_LEN)
+	if (avail < PKT_IPV6_LEN)
 		return pkt_drop(why, DP_DROP_TRUNCATED);
 	if (ip[0] >> 4 != 6)
 		return pkt_drop(why, DP_DROP_BAD_IP_VERSION);
-	total = pkt_be16(ip + IPV6_PAYLOAD_LEN) + (uint32_t)IPV6_LEN;
+	total = pkt_be16(ip + PKT_IPV6_PAYLOAD_LEN) + (uint32_t)PKT_IPV6_LEN;
 	if (total > avail || total > UINT16_MAX)
 		return pkt_drop(why, DP_DROP_BAD_IP_LENGTH);
-	if (ip[IPV6_HOP_LIMIT] == 0)
+	if (ip[PKT_IPV6_HOP_LIMIT] == 0)
 		return pkt_drop(why, DP_DROP_TTL_EXCEEDED);
 	if (!pkt_ipv6_walk(ip, total, &c))
 		return pkt_drop(why, DP_DROP_BAD_EXT_HEADER);
@@ -373,10 +373,10 @@ pkt_parse_ipv6(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
 	m->ip_len = (uint16_t)total;
 	m->family = FLOW_FAMILY_IPV6;
 	m->df = 1;
-	m->ttl = ip[IPV6_HOP_LIMIT];
+	m->ttl = ip[PKT_IPV6_HOP_LIMIT];
 	m->tos = (uint8_t)((ip[0] & 0xfu) << 4 | ip[1] >> 4);
-	memcpy(m->key.vip, ip + IPV6_DST, 16);
-	memcpy(m->key.client, ip + IPV6_SRC, 16);
+	memcpy(m->key.vip, ip + PKT_IPV6_DST, 16);
+	memcpy(m->key.client, ip + PKT_IPV6_SRC, 16);
 	m->key.proto = c.proto;
 	m->key.family = FLOW_FAMILY_IPV6;
 	if (c.fragment) {
@@ -404,7 +404,7 @@ pkt_parse_arp(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
 
 	if (avail < PKT_ARP_LEN)
 		return pkt_drop(why, DP_DROP_TRUNCATED);
-	if (pkt_be16(arp) != ARP_HTYPE_ETHER || pkt_be16(arp + 2) != ETHERTYPE_IPV4 ||
+	if (pkt_be16(arp) != PKT_ARP_HTYPE_ETHER || pkt_be16(arp + 2) != PKT_ETHERTYPE_IPV4 ||
 	    arp[4] != 6 || arp[5] != 4)
 		return pkt_drop(why, DP_DROP_ARP_IGNORED);
 	m->l3_len = PKT_ARP_LEN;
@@ -418,26 +418,26 @@ bool
 pkt_parse(const uint8_t *frame, uint32_t len, struct pkt_meta *m,
 	  enum dp_drop *why)
 {
-	uint32_t l2 = ETHER_LEN;
+	uint32_t l2 = PKT_ETHER_LEN;
 	uint16_t type;
 
 	memset(m, 0, sizeof(*m));
-	if (len < ETHER_LEN)
+	if (len < PKT_ETHER_LEN)
 		return pkt_drop(why, DP_DROP_TRUNCATED);
-	type = pkt_be16(frame + ETHER_TYPE);
-	if (type == ETHERTYPE_VLAN) {
-		l2 += VLAN_LEN;
+	type = pkt_be16(frame + PKT_ETHER_TYPE);
+	if (type == PKT_ETHERTYPE_VLAN) {
+		l2 += PKT_VLAN_LEN;
 		if (len < l2)
 			return pkt_drop(why, DP_DROP_TRUNCATED);
-		type = pkt_be16(frame + ETHER_TYPE + VLAN_LEN);
+		type = pkt_be16(frame + PKT_ETHER_TYPE + PKT_VLAN_LEN);
 	}
 	m->l2_len = (uint16_t)l2;
 	switch (type) {
-	case ETHERTYPE_IPV4:
+	case PKT_ETHERTYPE_IPV4:
 		return pkt_parse_ipv4(frame, len - l2, m, why);
-	case ETHERTYPE_IPV6:
+	case PKT_ETHERTYPE_IPV6:
 		return pkt_parse_ipv6(frame, len - l2, m, why);
-	case ETHERTYPE_ARP:
+	case PKT_ETHERTYPE_ARP:
 		return pkt_parse_arp(frame, len - l2, m, why);
 	default:
 		return pkt_drop(why, DP_DROP_BAD_ETHERTYPE);

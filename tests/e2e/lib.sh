@@ -74,6 +74,7 @@ TOPO_ROUTER_ADDR6=2001:db8::1
 TOPO_ROUTER_MAC=02:00:00:00:00:01
 TOPO_BACKENDS=(b1 b2 b3)
 TOPO_OFFLOADS_OFF=(tso off gso off gro off tx off)
+TOPO_ENCAPSEND_EXTRA=()   # more encapsend arguments for lb_kernel_standin
 
 : "${LBTOOLS:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/tests/tools}"
 
@@ -405,7 +406,7 @@ lb_kernel_standin() {
 		return 0
 	fi
 	start_tool "$p" encapsend "$lb" "$LBTOOLS/encapsend" --tun lbt --encap "$encap" \
-		"${targets[@]}" || return 1
+		"${targets[@]}" "${TOPO_ENCAPSEND_EXTRA[@]}" || return 1
 	await_cond 10 _link_ready "$lb" lbt || return 1
 	ip -n "$lb" route replace "$TOPO_VIP_PREFIX4" dev lbt
 	ip -n "$lb" -6 route replace "$TOPO_VIP_PREFIX6" dev lbt

@@ -3,6 +3,7 @@
  * prove the tunnel topology and decap before the dataplane exists.
  *
  *   encapsend --tun NAME --encap gre|ipip --to ADDR [--to ADDR]...
+ *             [--gre-flags HEX]
  *
  * Creates TUN device NAME (brought up; see tunnel.h) and reads the packets
  * the kernel routes into it (the script routes the VIPs there, with
@@ -14,6 +15,9 @@
  * this host's address as source. Outer IPv4 is sent with DF off
  * (IP_PMTUDISC_DONT) and outer IPv6 may be fragmented by this host, so full
  * size inner packets cross a 1500-byte path as fragments.
+ *
+ * --gre-flags sets the first 16 bits of the GRE header (flags and version,
+ * normally 0) to build packets a decapsulator must refuse.
  *
  * "ready" on stdout once the device is up. Counters per tunnel kind and per
  * drop reason: one line on stderr on SIGUSR1 and at exit. SIGTERM: exit 0.
@@ -58,6 +62,7 @@ struct target {
 struct encapsend {
 	const char *tun_name;
 	bool gre;
+	uint16_t gre_flags;
 	struct target targets[ENCAPSEND_TARGETS_MAX];
 	unsigned target_count;
 	int tun_fd;
@@ -72,7 +77,8 @@ enum { ENCAPSEND_TAG_TUN = 0, ENCAPSEND_TAG_SIGNAL = 1 };
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: encapsend --tun NAME --encap gre|ipip --to ADDR [--to ADDR]...\n");
+	fprintf(out, "usage: encapsend --tun NAME --encap gre|ipip --to ADDR [--to ADDR]...\n"
+	             "                 [--gre-flags HEX]\n");
 }
 
 static void encapsend_report(const struct encapsend *encap)
@@ -137,8 +143,8 @@ static void encapsend_packet(struct encapsend *encap, uint8_t *frame, size_t len
 	outer6 = target->addr.ss_family == AF_INET6;
 	fd = encap->sockets[outer6][encap->gre ? 0 : version == 4 ? 1 : 2];
 	if (encap->gre) {
-		frame[0] = 0;
-		frame[1] = 0;
+		frame[0] = (uint8_t)(encap->gre_flags >> 8);
+		frame[1] = (uint8_t)(encap->gre_flags & 0xff);
 		frame[2] = version == 4 ? TUNNEL_GRE_PROTO_IPV4 >> 8 : TUNNEL_GRE_PROTO_IPV6 >> 8;
 		frame[3] = version == 4 ? TUNNEL_GRE_PROTO_IPV4 & 0xff : TUNNEL_GRE_PROTO_IPV6 & 0xff;
 		pkt = frame;
@@ -254,11 +260,14 @@ static int options_parse(int argc, char **argv, struct encapsend *encap)
 		{"tun", required_argument, NULL, 't'},
 		{"encap", required_argument, NULL, 'e'},
 		{"to", required_argument, NULL, 'o'},
+		{"gre-flags", required_argument, NULL, 'f'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *kind = NULL;
 	struct target *target;
+	unsigned long flags;
+	char *end;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -271,6 +280,13 @@ static int options_parse(int argc, char **argv, struct encapsend *encap)
 			target = &encap->targets[encap->target_count++];
 			if (netaddr_parse(optarg, 0, &target->addr, &target->addr_len) < 0)
 				return -EINVAL;
+			break;
+		case 'f':
+			errno = 0;
+			flags = strtoul(optarg, &end, 16);
+			if (errno != 0 || *end != '\0' || end == optarg || flags > 0xffff)
+				return -EINVAL;
+			encap->gre_flags = (uint16_t)flags;
 			break;
 		case 'h': usage(stdout); exit(0);
 		default: return -EINVAL;

@@ -966,48 +966,112 @@ END_TEST
 
 /* --- malformed frames --------------------------------------------------- */
 
-/* Every valid frame cut at every length: never a read past len. */
-START_TEST(test_truncated_every_length)
+/* One valid frame of each shape, with what a cut of it must give. */
+struct sample {
+	uint8_t f[FRAME_MAX];
+	uint32_t len;
+	uint32_t l2;            /* Ethernet (+ tag) */
+	uint32_t min;           /* fixed L3 header: 20, 40, or 28 for ARP */
+};
+
+#define SAMPLES_MAX 8
+
+static uint32_t
+samples_build(struct sample *x)
 {
-	uint8_t frames[10][FRAME_MAX];
-	uint32_t len[10], l2[10], min[10], n = 0;
+	uint32_t n = 0;
 	struct spec s;
 
-#define ADD(expr, l2_len, ip_min) \
-	do { len[n] = (expr); l2[n] = (l2_len); min[n] = (ip_min); n++; } while (0)
+#define ADD(expr, l2_len, l3_min) \
+	do { x[n].len = (expr); x[n].l2 = (l2_len); x[n].min = (l3_min); n++; } while (0)
 	s = spec_make(4, IPPROTO_TCP);
 	s.data = 10;
-	ADD(build(frames[n], &s), 14, 20);
+	ADD(build(x[n].f, &s), 14, 20);
 	s = spec_make(4, IPPROTO_UDP);
 	s.vlan = true;
 	s.ihl = 7;
-	ADD(build(frames[n], &s), 18, 20);
+	ADD(build(x[n].f, &s), 18, 20);
 	s = spec_make(6, IPPROTO_TCP);
 	s.n_ext = 2;
 	s.ext[0] = EXT_HOP;
 	s.ext[1] = EXT_DEST;
-	ADD(build(frames[n], &s), 14, 40);
+	ADD(build(x[n].f, &s), 14, 40);
 	s = spec_make(6, IPPROTO_UDP);
 	s.n_ext = 1;
 	s.ext[0] = EXT_FRAGMENT;
 	s.frag = 1;
-	ADD(build(frames[n], &s), 14, 40);
+	ADD(build(x[n].f, &s), 14, 40);
 	s = spec_reply(4, IPPROTO_TCP);
-	ADD(build_icmp_error(frames[n], &s, 3, 4, 1400, 28, VIP4), 14, 20);
+	ADD(build_icmp_error(x[n].f, &s, 3, 4, 1400, 28, VIP4), 14, 20);
 	s = spec_reply(6, IPPROTO_UDP);
-	ADD(build_icmp_error(frames[n], &s, 2, 0, 1280, 64, VIP6), 14, 40);
-	ADD(build_arp(frames[n], PKT_ARP_REQUEST, ROUTER4, VIP4), 14, 28);
-	ADD(build_nd(frames[n], 135, VIP6), 14, 40);
+	ADD(build_icmp_error(x[n].f, &s, 2, 0, 1280, 64, VIP6), 14, 40);
+	ADD(build_arp(x[n].f, PKT_ARP_REQUEST, ROUTER4, VIP4), 14, 28);
+	ADD(build_nd(x[n].f, 135, VIP6), 14, 40);
 #undef ADD
+	ck_assert_uint_eq(n, SAMPLES_MAX);
+	return n;
+}
+
+/* Every valid frame cut at every length: never a read past len. */
+START_TEST(test_truncated_every_length)
+{
+	static struct sample x[SAMPLES_MAX];
+	uint32_t n = samples_build(x);
 
 	for (uint32_t i = 0; i < n; i++) {
 		struct pkt_meta m;
 
-		parse_ok(frames[i], len[i], &m);
-		for (uint32_t cut = 0; cut < len[i]; cut++)
-			parse_drops(frames[i], cut, cut < l2[i] + min[i] ?
+		parse_ok(x[i].f, x[i].len, &m);
+		for (uint32_t cut = 0; cut < x[i].len; cut++)
+			parse_drops(x[i].f, cut, cut < x[i].l2 + x[i].min ?
 				    DP_DROP_TRUNCATED : DP_DROP_BAD_IP_LENGTH);
 	}
+}
+END_TEST
+
+/*
+ * Random bytes of the headers corrupted, at random lengths (deterministic
+ * xorshift, so a failure reproduces): whatever parses has consistent offsets.
+ */
+START_TEST(test_random_corruption)
+{
+	static struct sample x[SAMPLES_MAX];
+	uint32_t n = samples_build(x), parsed = 0;
+	uint64_t r = 0x9e3779b97f4a7c15ull;
+
+	for (uint32_t round = 0; round < 40000; round++) {
+		const struct sample *sm = &x[round % n];
+		uint8_t f[FRAME_MAX];
+		uint32_t len = sm->len, flips;
+		struct pkt_meta m;
+		enum dp_drop why;
+
+		memcpy(f, sm->f, len);
+		r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+		flips = 1 + (uint32_t)(r & 3);
+		for (uint32_t k = 0; k < flips; k++) {
+			r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+			f[(r >> 8) % (len < 110 ? len : 110)] ^= (uint8_t)(1u << (r & 7));
+		}
+		if ((r >> 40) % 4 == 0)
+			len = (uint32_t)((r >> 20) % (len + 1));
+		if (!parse(f, len, &m, &why)) {
+			ck_assert_uint_lt(why, DP_DROP_MAX);
+			continue;
+		}
+		parsed++;
+		ck_assert_uint_lt(m.kind, PKT_KIND_MAX);
+		ck_assert_uint_le((uint32_t)m.l2_len + m.l3_len, len);
+		if (m.kind == PKT_KIND_ARP)
+			continue;
+		ck_assert_uint_le((uint32_t)m.l2_len + m.ip_len, len);
+		ck_assert_uint_le(m.l3_len, m.ip_len);
+		if (m.kind != PKT_KIND_FRAGMENT)
+			ck_assert_uint_eq(m.l4_off, m.l2_len + m.l3_len);
+		if (m.kind == PKT_KIND_FLOW)
+			ck_assert_uint_le(m.l4_off + 8u, m.l2_len + m.ip_len);
+	}
+	ck_assert_uint_gt(parsed, 0);
 }
 END_TEST
 
@@ -1506,6 +1570,7 @@ packet_suite(void)
 	suite_add_tcase(s, parse_tc);
 
 	tcase_add_test(malformed, test_truncated_every_length);
+	tcase_add_test(malformed, test_random_corruption);
 	tcase_add_test(malformed, test_ip_length_cut_short);
 	tcase_add_test(malformed, test_ihl_4);
 	tcase_add_test(malformed, test_ihl_past_packet);

@@ -1,0 +1,1209 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The dataplane's IPC endpoint (dataplane/ipc.c), its client library
+ * (ctl/client.c) and maglbctl, against an in-process fake: a thread runs a
+ * qb_loop with an ipc_server whose handlers answer from canned data. The
+ * fake is for these unit tests only; the real handlers are the dataplane's.
+ *
+ * Anything that touches the server (its counters, sending events) runs on
+ * the loop thread through fake_call().
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <qb/qbipcc.h>
+#include <qb/qbloop.h>
+
+#include "ctl/client.h"
+#include "dataplane/ipc.h"
+
+enum {
+	FAKE_COUNTERS = 2000,
+	FAKE_FLOWS = 2500,
+	FAKE_GROUP = 4242,          /* the server's "maglb" group in tests */
+	FAKE_NOBODY = 65534,
+	FAKE_LARGE_FLOWS = 14000,   /* IPv6: fits one message */
+	FAKE_HUGE_FLOWS = 20000,    /* IPv6: does not */
+	TIMEOUT_MS = 5000,
+};
+
+#define FAKE_ODD_VIP "we\"b\n\\"   /* a name JSON must escape */
+
+/* ------------------------------------------------------------- the fake */
+
+struct fake {
+	qb_loop_t *loop;
+	struct ipc_server *server;
+	pthread_t thread;
+	int pipe[2];                /* fake_call() requests to the loop */
+	sem_t done;
+	char service[WIRE_NAME_MAX];
+	atomic_int sleep_ms;        /* handler delay, for timeouts */
+	/* loop thread only */
+	uint64_t last_conn;
+	uint64_t subscribed;
+	uint64_t disconnects;
+	uint64_t last_disconnected;
+	struct wire_ctl_backend_set last_backend_set;
+};
+
+static struct fake fake;
+
+struct fake_job {
+	void (*fn)(void *arg);
+	void *arg;
+};
+
+static int32_t
+fake_pipe_ready(int32_t fd, int32_t revents, void *data)
+{
+	struct fake_job job;
+
+	(void)revents;
+	(void)data;
+	if (read(fd, &job, sizeof(job)) == (ssize_t)sizeof(job)) {
+		job.fn(job.arg);
+		sem_post(&fake.done);
+	}
+	return 0;
+}
+
+/* Run fn(arg) on the loop thread and wait for it. */
+static void
+fake_call(void (*fn)(void *arg), void *arg)
+{
+	struct fake_job job = { fn, arg };
+
+	ck_assert_int_eq(write(fake.pipe[1], &job, sizeof(job)), sizeof(job));
+	while (sem_wait(&fake.done) < 0 && errno == EINTR)
+		;
+}
+
+static void
+fake_flow(struct wire_flow *f, size_t i, bool v6)
+{
+	memset(f, 0, sizeof(*f));
+	f->family = v6 ? AF_INET6 : AF_INET;
+	f->proto = i % 3 ? IPPROTO_TCP : IPPROTO_UDP;
+	f->vip_port = 443;
+	f->client_port = (uint16_t)(1024 + i % 60000);
+	f->backend_family = f->family;
+	f->lifetime_ms = 300000 - (uint32_t)i;
+	f->flags = i % 2 ? WIRE_FLOW_ESTABLISHED : 0;
+	if (v6) {
+		static const uint8_t vip[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+
+		memcpy(f->vip, vip, 16);
+		memcpy(f->client, vip, 16);
+		memcpy(f->backend, vip, 16);
+		f->client[8] = (uint8_t)(i >> 16);
+		f->client[9] = (uint8_t)(i >> 8);
+		f->client[10] = (uint8_t)i;
+		f->backend[15] = (uint8_t)(2 + i % 4);
+	} else {
+		uint8_t vip[4] = { 198, 18, 0, 10 };
+		uint8_t client[4] = { 198, 18, (uint8_t)(1 + (i >> 8)), (uint8_t)i };
+		uint8_t backend[4] = { 198, 19, 0, (uint8_t)(5 + i % 4) };
+
+		memcpy(f->vip, vip, 4);
+		memcpy(f->client, client, 4);
+		memcpy(f->backend, backend, 4);
+	}
+}
+
+static int
+fake_counters(const struct wire_ctl_msg *req, struct wire_ctl_msg *resp)
+{
+	const char *scope = req->counters_request.scope;
+	struct wire_ctl_counter *c = calloc(FAKE_COUNTERS, sizeof(*c));
+	size_t n = 0;
+
+	if (c == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < FAKE_COUNTERS; i++) {
+		char name[WIRE_NAME_MAX];
+
+		snprintf(name, sizeof(name), "worker%zu", i % 4);
+		if (strncmp(name, scope, strlen(scope)) != 0)
+			continue;
+		memcpy(c[n].scope, name, sizeof(name));
+		snprintf(c[n].name, sizeof(c[n].name), "counter_%04zu", i);
+		c[n].value = (uint64_t)i * 1000003u;
+		n++;
+	}
+	resp->kind = WIRE_CTL_COUNTERS_RESPONSE;
+	resp->counters.counters = c;
+	resp->counters.count = n;
+	return 0;
+}
+
+static int
+fake_dump(const struct wire_ctl_msg *req, struct wire_ctl_msg *resp)
+{
+	const struct wire_ctl_dump_request *d = &req->dump_request;
+	size_t total = FAKE_FLOWS, n;
+	bool v6 = false;
+	struct wire_flow *e;
+
+	if (strcmp(d->vip, "large") == 0 || strcmp(d->vip, "huge") == 0) {
+		total = d->vip[0] == 'l' ? FAKE_LARGE_FLOWS : FAKE_HUGE_FLOWS;
+		v6 = true;
+	}
+	if (d->cursor > total)
+		return -EINVAL;
+	n = total - d->cursor;
+	if (!v6 && d->limit < n)
+		n = d->limit;
+	e = calloc(n ? n : 1, sizeof(*e));
+	if (e == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		fake_flow(&e[i], d->cursor + i, v6);
+	resp->kind = WIRE_CTL_DUMP_RESPONSE;
+	resp->dump.entries = e;
+	resp->dump.count = n;
+	resp->dump.next_cursor = d->cursor + n < total ? d->cursor + n : 0;
+	return 0;
+}
+
+static int
+fake_vips(const struct wire_ctl_msg *req, struct wire_ctl_msg *resp,
+	  char *errmsg, size_t errlen)
+{
+	static const char *const names[2] = { "web", FAKE_ODD_VIP };
+	const char *want = req->vip_list_request.name;
+	struct wire_ctl_vip *v = calloc(2, sizeof(*v));
+	struct wire_ctl_backend *b = calloc(4, sizeof(*b));
+	size_t nv = 0, nb = 0;
+
+	if (v == NULL || b == NULL) {
+		free(v);
+		free(b);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < 2; i++) {
+		if (want[0] != '\0' && strcmp(want, names[i]) != 0)
+			continue;
+		snprintf(v[nv].name, sizeof(v[nv].name), "%s", names[i]);
+		v[nv].family = AF_INET;
+		v[nv].proto = IPPROTO_TCP;
+		v[nv].port = i ? 0 : 443;
+		v[nv].address[0] = 198, v[nv].address[1] = 18;
+		v[nv].address[3] = (uint8_t)(10 + i);
+		v[nv].owned = i == 0;
+		v[nv].backends = 2;
+		v[nv].backends_up = 2 - (uint32_t)i;
+		v[nv].flows = 1234567 * (i + 1);
+		nv++;
+		for (size_t k = 0; req->vip_list_request.backends && k < 2; k++) {
+			snprintf(b[nb].vip, sizeof(b[nb].vip), "%s", names[i]);
+			b[nb].family = AF_INET;
+			b[nb].address[0] = 198, b[nb].address[1] = 19;
+			b[nb].address[3] = (uint8_t)(5 + k);
+			b[nb].weight = k ? 1000 : 100;
+			b[nb].state = i && k ? WIRE_BACKEND_DOWN : WIRE_BACKEND_UP;
+			nb++;
+		}
+	}
+	resp->kind = WIRE_CTL_VIP_LIST_RESPONSE;
+	resp->vip_list.vips = v;
+	resp->vip_list.n_vips = nv;
+	resp->vip_list.backends = b;
+	resp->vip_list.n_backends = nb;
+	if (nv == 0) {
+		snprintf(errmsg, errlen, "no VIP named '%s'", want);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int
+fake_request(void *ctx, uint64_t conn, const struct wire_ctl_msg *req,
+	     struct wire_ctl_msg *resp, char *errmsg, size_t errlen)
+{
+	struct fake *f = ctx;
+	int ms = atomic_load(&f->sleep_ms);
+
+	f->last_conn = conn;
+	if (ms > 0)
+		usleep((useconds_t)ms * 1000);
+	switch (req->kind) {
+	case WIRE_CTL_STATUS_REQUEST:
+		resp->kind = WIRE_CTL_STATUS_RESPONSE;
+		resp->status = (struct wire_ctl_status){
+			.node_id = 7, .workers = 2, .ports = 1, .vips = 3,
+			.vips_owned = 2, .uptime_ms = 90061000,
+			.flows_local = 1234, .flows_synced = 567,
+		};
+		return 0;
+	case WIRE_CTL_COUNTERS_REQUEST:
+		return fake_counters(req, resp);
+	case WIRE_CTL_DUMP_REQUEST:
+		return fake_dump(req, resp);
+	case WIRE_CTL_VIP_LIST_REQUEST:
+		return fake_vips(req, resp, errmsg, errlen);
+	case WIRE_CTL_FLOW_LOOKUP_REQUEST:
+		resp->kind = WIRE_CTL_FLOW_LOOKUP_RESPONSE;
+		resp->lookup.table = WIRE_FLOW_TABLE_WORKER;
+		resp->lookup.worker = 1;
+		resp->lookup.flow = req->lookup_key;
+		resp->lookup.flow.backend_family = AF_INET;
+		resp->lookup.flow.backend[0] = 198;
+		resp->lookup.flow.backend[1] = 19;
+		resp->lookup.flow.backend[3] = 5;
+		resp->lookup.flow.lifetime_ms = 299500;
+		resp->lookup.flow.flags = WIRE_FLOW_ESTABLISHED;
+		return 0;
+	case WIRE_CTL_BACKEND_SET:
+		if (strcmp(req->backend_set.vip, "web") != 0) {
+			snprintf(errmsg, errlen, "no VIP named '%s'",
+				 req->backend_set.vip);
+			return -ENOENT;
+		}
+		f->last_backend_set = req->backend_set;
+		return 0;  /* the preset ERROR code 0 acknowledges */
+	case WIRE_CTL_RELOAD_REQUEST:
+		resp->kind = WIRE_CTL_RELOAD_RESULT;
+		resp->reload_result.ok = req->reload_request.check_only;
+		if (!resp->reload_result.ok)
+			snprintf(resp->reload_result.error,
+				 sizeof(resp->reload_result.error),
+				 "/etc/maglb/maglb.conf:12: unknown key 'foo'");
+		return 0;
+	case WIRE_CTL_EXPORT_SUBSCRIBE:
+		f->subscribed = req->export_subscribe.enable ? conn : 0;
+		return 0;
+	default:
+		return -EPERM;  /* errmsg left empty: strerror */
+	}
+}
+
+static void
+fake_release(void *ctx, struct wire_ctl_msg *resp)
+{
+	(void)ctx;
+	switch (resp->kind) {
+	case WIRE_CTL_COUNTERS_RESPONSE:
+		free(resp->counters.counters);
+		break;
+	case WIRE_CTL_DUMP_RESPONSE:
+		free(resp->dump.entries);
+		break;
+	case WIRE_CTL_VIP_LIST_RESPONSE:
+		free(resp->vip_list.vips);
+		free(resp->vip_list.backends);
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+fake_disconnected(void *ctx, uint64_t conn)
+{
+	struct fake *f = ctx;
+
+	f->disconnects++;
+	f->last_disconnected = conn;
+	if (f->subscribed == conn)
+		f->subscribed = 0;
+}
+
+static const struct ipc_handlers fake_handlers = {
+	.request = fake_request,
+	.release = fake_release,
+	.disconnected = fake_disconnected,
+};
+
+static void *
+fake_thread(void *arg)
+{
+	(void)arg;
+	qb_loop_run(fake.loop);
+	return NULL;
+}
+
+static void
+fake_stop(void *arg)
+{
+	(void)arg;
+	qb_loop_stop(fake.loop);
+}
+
+static void
+fake_setup(void)
+{
+	memset(&fake, 0, sizeof(fake));
+	snprintf(fake.service, sizeof(fake.service), "maglb-check-%ld",
+		 (long)getpid());
+	ck_assert_int_eq(sem_init(&fake.done, 0, 0), 0);
+	ck_assert_int_eq(pipe2(fake.pipe, O_CLOEXEC), 0);
+	fake.loop = qb_loop_create();
+	ck_assert_ptr_nonnull(fake.loop);
+	ck_assert_int_eq(qb_loop_poll_add(fake.loop, QB_LOOP_HIGH, fake.pipe[0],
+					  POLLIN, NULL, fake_pipe_ready), 0);
+	fake.server = ipc_server_create(fake.loop, fake.service, FAKE_GROUP,
+					&fake_handlers, &fake);
+	ck_assert_ptr_nonnull(fake.server);
+	ck_assert_int_eq(pthread_create(&fake.thread, NULL, fake_thread, NULL),
+			 0);
+}
+
+static void
+fake_teardown(void)
+{
+	if (fake.loop == NULL)
+		return;
+	fake_call(fake_stop, NULL);
+	pthread_join(fake.thread, NULL);
+	ipc_server_destroy(fake.server);
+	qb_loop_poll_del(fake.loop, fake.pipe[0]);
+	qb_loop_destroy(fake.loop);
+	close(fake.pipe[0]);
+	close(fake.pipe[1]);
+	sem_destroy(&fake.done);
+	fake.loop = NULL;
+}
+
+/* Server state, read on the loop thread. */
+struct fake_snapshot {
+	struct ipc_server_counters counters;
+	unsigned connections;
+	uint64_t last_conn, subscribed, disconnects, last_disconnected;
+};
+
+static void
+fake_snapshot_job(void *arg)
+{
+	struct fake_snapshot *s = arg;
+
+	s->counters = *ipc_server_counters(fake.server);
+	s->connections = ipc_server_connections(fake.server);
+	s->last_conn = fake.last_conn;
+	s->subscribed = fake.subscribed;
+	s->disconnects = fake.disconnects;
+	s->last_disconnected = fake.last_disconnected;
+}
+
+static struct fake_snapshot
+fake_snapshot(void)
+{
+	struct fake_snapshot s;
+
+	fake_call(fake_snapshot_job, &s);
+	return s;
+}
+
+struct fake_event {
+	uint64_t seq;
+	size_t entries;
+	int rc;
+};
+
+static void
+fake_event_job(void *arg)
+{
+	struct fake_event *ev = arg;
+	struct wire_ctl_msg m = { .kind = WIRE_CTL_EXPORT_BATCH };
+	struct wire_flow *e = calloc(ev->entries, sizeof(*e));
+
+	for (size_t i = 0; i < ev->entries; i++)
+		fake_flow(&e[i], ev->seq * 10000 + i, true);
+	m.request_id = ev->seq;
+	m.flows.event = WIRE_FLOW_EVENT_NEW;
+	m.flows.entries = e;
+	m.flows.count = ev->entries;
+	m.flows.dropped = ev->seq;
+	ev->rc = ipc_server_send_event(fake.server, fake.subscribed, &m);
+	free(e);
+}
+
+/* Push one export batch to the subscribed connection; its rc. */
+static int
+fake_event(uint64_t seq, size_t entries)
+{
+	struct fake_event ev = { seq, entries, 0 };
+
+	fake_call(fake_event_job, &ev);
+	return ev.rc;
+}
+
+/* ------------------------------------------------------------- helpers */
+
+static struct ctl_client *
+client_connect(void)
+{
+	struct ctl_client *c = NULL;
+
+	ck_assert_int_eq(ctl_client_connect(fake.service, &c), 0);
+	ck_assert_ptr_nonnull(c);
+	return c;
+}
+
+static void
+client_request(struct ctl_client *c, const struct wire_ctl_msg *req,
+	       enum wire_ctl_kind want, struct wire_ctl_msg *resp)
+{
+	ck_assert_int_eq(ctl_client_request(c, req, resp, TIMEOUT_MS), 0);
+	ck_assert_msg(resp->kind == want, "got %s, want %s",
+		      wire_ctl_kind_names[resp->kind], wire_ctl_kind_names[want]);
+}
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ---------------------------------------------------------- round trips */
+
+START_TEST(test_status_round_trip)
+{
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_STATUS_REQUEST }, resp;
+	struct ctl_client *c = client_connect();
+
+	ck_assert_str_eq(CTL_CLIENT_SERVICE_DEFAULT, IPC_SERVICE_DEFAULT);
+	ck_assert_str_eq(ctl_client_service(c), fake.service);
+	client_request(c, &req, WIRE_CTL_STATUS_RESPONSE, &resp);
+	ck_assert_uint_eq(resp.version, WIRE_VERSION);
+	ck_assert_uint_eq(resp.status.node_id, 7);
+	ck_assert_uint_eq(resp.status.workers, 2);
+	ck_assert_uint_eq(resp.status.vips_owned, 2);
+	ck_assert_uint_eq(resp.status.uptime_ms, 90061000);
+	ck_assert_uint_eq(resp.status.flows_local, 1234);
+	ck_assert_uint_eq(resp.status.flows_synced, 567);
+	wire_ctl_msg_free(&resp);
+	/* and again on the same connection: ids advance, answers pair up */
+	client_request(c, &req, WIRE_CTL_STATUS_RESPONSE, &resp);
+	ck_assert_uint_eq(resp.request_id, 2);
+	ck_assert_uint_eq(fake_snapshot().counters.counts[IPC_COUNTER_REQUESTS],
+			  2);
+	ctl_client_close(c);
+}
+END_TEST
+
+START_TEST(test_counters_2000)
+{
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_COUNTERS_REQUEST }, resp;
+	struct ctl_client *c = client_connect();
+
+	client_request(c, &req, WIRE_CTL_COUNTERS_RESPONSE, &resp);
+	ck_assert_uint_eq(resp.counters.count, FAKE_COUNTERS);
+	for (size_t i = 0; i < FAKE_COUNTERS; i++) {
+		char name[WIRE_NAME_MAX];
+
+		snprintf(name, sizeof(name), "counter_%04zu", i);
+		ck_assert_str_eq(resp.counters.counters[i].name, name);
+		ck_assert_uint_eq(resp.counters.counters[i].value,
+				  (uint64_t)i * 1000003u);
+	}
+	wire_ctl_msg_free(&resp);
+	snprintf(req.counters_request.scope, WIRE_NAME_MAX, "worker1");
+	client_request(c, &req, WIRE_CTL_COUNTERS_RESPONSE, &resp);
+	ck_assert_uint_eq(resp.counters.count, FAKE_COUNTERS / 4);
+	ck_assert_str_eq(resp.counters.counters[0].scope, "worker1");
+	wire_ctl_msg_free(&resp);
+	ctl_client_close(c);
+}
+END_TEST
+
+START_TEST(test_dump_pages)
+{
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_DUMP_REQUEST }, resp;
+	struct ctl_client *c = client_connect();
+	size_t total = 0, pages = 0;
+	struct wire_flow want;
+
+	req.dump_request.limit = 1000;
+	do {
+		client_request(c, &req, WIRE_CTL_DUMP_RESPONSE, &resp);
+		ck_assert_uint_le(resp.dump.count, 1000);
+		for (size_t i = 0; i < resp.dump.count; i++) {
+			fake_flow(&want, total + i, false);
+			ck_assert_mem_eq(&resp.dump.entries[i], &want,
+					 sizeof(want));
+		}
+		total += resp.dump.count;
+		pages++;
+		req.dump_request.cursor = resp.dump.next_cursor;
+		wire_ctl_msg_free(&resp);
+	} while (req.dump_request.cursor != 0);
+	ck_assert_uint_eq(total, FAKE_FLOWS);
+	ck_assert_uint_eq(pages, 3);
+	ctl_client_close(c);
+}
+END_TEST
+
+START_TEST(test_message_bound)
+{
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_DUMP_REQUEST }, resp;
+	struct ctl_client *c = client_connect();
+
+	/* 14000 IPv6 entries, about 1 MB: one message */
+	snprintf(req.dump_request.vip, WIRE_NAME_MAX, "large");
+	client_request(c, &req, WIRE_CTL_DUMP_RESPONSE, &resp);
+	ck_assert_uint_eq(resp.dump.count, FAKE_LARGE_FLOWS);
+	ck_assert_uint_eq(resp.dump.next_cursor, 0);
+	wire_ctl_msg_free(&resp);
+	/* 20000 do not fit: EMSGSIZE instead, and the connection goes on */
+	snprintf(req.dump_request.vip, WIRE_NAME_MAX, "huge");
+	client_request(c, &req, WIRE_CTL_ERROR, &resp);
+	ck_assert_int_eq(resp.error.code, EMSGSIZE);
+	ck_assert_ptr_nonnull(strstr(resp.error.message, "limit"));
+	wire_ctl_msg_free(&resp);
+	ck_assert_uint_eq(fake_snapshot().counters.counts
+			  [IPC_COUNTER_RESPONSE_TOO_BIG], 1);
+	req = (struct wire_ctl_msg){ .kind = WIRE_CTL_STATUS_REQUEST };
+	client_request(c, &req, WIRE_CTL_STATUS_RESPONSE, &resp);
+	ctl_client_close(c);
+}
+END_TEST
+
+START_TEST(test_error_reply)
+{
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_VIP_LIST_REQUEST }, resp;
+	struct ctl_client *c = client_connect();
+	struct wire_ctl_ownership_entry own = { "web", true };
+
+	snprintf(req.vip_list_request.name, WIRE_NAME_MAX, "nope");
+	client_request(c, &req, WIRE_CTL_ERROR, &resp);
+	ck_assert_int_eq(resp.error.code, ENOENT);
+	ck_assert_str_eq(resp.error.message, "no VIP named 'nope'");
+	ck_assert_uint_eq(resp.request_id, 1);
+	wire_ctl_msg_free(&resp);
+	/* no text from the handler: strerror */
+	req = (struct wire_ctl_msg){ .kind = WIRE_CTL_OWNERSHIP_SET };
+	req.ownership.vips = &own;
+	req.ownership.count = 1;
+	client_request(c, &req, WIRE_CTL_ERROR, &resp);
+	ck_assert_int_eq(resp.error.code, EPERM);
+	ck_assert_str_eq(resp.error.message, strerror(EPERM));
+	wire_ctl_msg_free(&resp);
+	/* an acknowledgement is an ERROR with code 0 */
+	req = (struct wire_ctl_msg){ .kind = WIRE_CTL_BACKEND_SET };
+	snprintf(req.backend_set.vip, WIRE_NAME_MAX, "web");
+	req.backend_set.family = AF_INET;
+	req.backend_set.backend[0] = 198;
+	req.backend_set.action = WIRE_BACKEND_DRAIN;
+	client_request(c, &req, WIRE_CTL_ERROR, &resp);
+	ck_assert_int_eq(resp.error.code, 0);
+	ck_assert_uint_eq(fake_snapshot().counters.counts
+			  [IPC_COUNTER_HANDLER_ERRORS], 2);
+	ctl_client_close(c);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- events */
+
+static void
+subscribe(struct ctl_client *c)
+{
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_EXPORT_SUBSCRIBE }, resp;
+
+	req.export_subscribe.enable = true;
+	client_request(c, &req, WIRE_CTL_ERROR, &resp);
+	ck_assert_int_eq(resp.error.code, 0);
+	ck_assert_uint_ne(fake_snapshot().subscribed, 0);
+}
+
+START_TEST(test_export_events)
+{
+	struct ctl_client *c = client_connect();
+	struct wire_ctl_msg m;
+	struct pollfd pfd;
+
+	subscribe(c);
+	ck_assert_int_eq(ctl_client_event_recv(c, &m, 0), -EAGAIN);
+	for (uint64_t seq = 1; seq <= 3; seq++)
+		ck_assert_int_eq(fake_event(seq, 100), 0);
+	pfd = (struct pollfd){ .fd = ctl_client_fd(c), .events = POLLIN };
+	ck_assert_int_ge(pfd.fd, 0);
+	ck_assert_int_eq(poll(&pfd, 1, TIMEOUT_MS), 1);
+	for (uint64_t seq = 1; seq <= 3; seq++) {
+		struct wire_flow want;
+
+		ck_assert_int_eq(ctl_client_event_recv(c, &m, TIMEOUT_MS), 0);
+		ck_assert_int_eq(m.kind, WIRE_CTL_EXPORT_BATCH);
+		ck_assert_uint_eq(m.request_id, seq);
+		ck_assert_uint_eq(m.flows.dropped, seq);
+		ck_assert_int_eq(m.flows.event, WIRE_FLOW_EVENT_NEW);
+		ck_assert_uint_eq(m.flows.count, 100);
+		fake_flow(&want, seq * 10000 + 99, true);
+		ck_assert_mem_eq(&m.flows.entries[99], &want, sizeof(want));
+		wire_ctl_msg_free(&m);
+	}
+	ck_assert_int_eq(ctl_client_event_recv(c, &m, 0), -EAGAIN);
+	ck_assert_uint_eq(fake_snapshot().counters.counts[IPC_COUNTER_EVENTS],
+			  3);
+	ctl_client_close(c);
+}
+END_TEST
+
+START_TEST(test_event_backpressure)
+{
+	enum { ENTRIES = 900 };  /* IPv6: about 64 KiB a batch */
+	struct ctl_client *c = client_connect();
+	struct fake_snapshot snap;
+	struct wire_ctl_msg m;
+	uint64_t sent = 0;
+	double t0;
+	int rc = 0;
+
+	subscribe(c);
+	t0 = now_ms();
+	while (sent < 64 && (rc = fake_event(sent + 1, ENTRIES)) == 0)
+		sent++;
+	/* the ring (1 MiB) holds ~15 of them; then -EAGAIN, at once */
+	ck_assert_int_eq(rc, -EAGAIN);
+	ck_assert_uint_ge(sent, 8);
+	ck_assert_uint_le(sent, 17);
+	ck_assert_double_lt(now_ms() - t0, 2000.0);
+	ck_assert_int_eq(fake_event(sent + 1, ENTRIES), -EAGAIN);
+	snap = fake_snapshot();
+	ck_assert_uint_eq(snap.counters.counts[IPC_COUNTER_EVENT_DROPS], 2);
+	ck_assert_uint_eq(snap.counters.counts[IPC_COUNTER_EVENTS], sent);
+	/* requests still get answers while the event ring is full */
+	{
+		struct wire_ctl_msg req = { .kind = WIRE_CTL_STATUS_REQUEST };
+
+		client_request(c, &req, WIRE_CTL_STATUS_RESPONSE, &m);
+	}
+	/* the client drains in order; then there is room again */
+	for (uint64_t seq = 1; seq <= sent; seq++) {
+		ck_assert_int_eq(ctl_client_event_recv(c, &m, TIMEOUT_MS), 0);
+		ck_assert_uint_eq(m.request_id, seq);
+		ck_assert_uint_eq(m.flows.count, ENTRIES);
+		wire_ctl_msg_free(&m);
+	}
+	ck_assert_int_eq(ctl_client_event_recv(c, &m, 0), -EAGAIN);
+	ck_assert_int_eq(fake_event(sent + 1, ENTRIES), 0);
+	ck_assert_int_eq(ctl_client_event_recv(c, &m, TIMEOUT_MS), 0);
+	ck_assert_uint_eq(m.request_id, sent + 1);
+	wire_ctl_msg_free(&m);
+	ctl_client_close(c);
+}
+END_TEST
+
+START_TEST(test_event_unknown_connection)
+{
+	struct fake_event ev = { 1, 1, 0 };
+
+	/* nobody subscribed: connection 0 does not exist */
+	fake_call(fake_event_job, &ev);
+	ck_assert_int_eq(ev.rc, -ENOENT);
+}
+END_TEST
+
+/* ------------------------------------------------------ hostile input */
+
+/* Send raw wire bytes (with id and size as given) and decode the reply. */
+static void
+raw_exchange(qb_ipcc_connection_t *qb, int32_t id, int32_t size_delta,
+	     const uint8_t *bytes, size_t len, struct wire_ctl_msg *reply)
+{
+	static uint8_t buf[IPC_MSG_MAX];
+	struct qb_ipc_request_header *hdr = (void *)buf;
+	struct qb_ipc_response_header *rh = (void *)buf;
+	ssize_t n;
+
+	memset(hdr, 0, sizeof(*hdr));
+	hdr->id = id;
+	hdr->size = (int32_t)(sizeof(*hdr) + len) + size_delta;
+	memcpy(buf + sizeof(*hdr), bytes, len);
+	ck_assert_int_eq(qb_ipcc_send(qb, buf, sizeof(*hdr) + len),
+			 (ssize_t)(sizeof(*hdr) + len));
+	n = qb_ipcc_recv(qb, buf, sizeof(buf), TIMEOUT_MS);
+	ck_assert_int_gt(n, (ssize_t)sizeof(*rh));
+	ck_assert_int_eq(rh->size, n);
+	ck_assert_int_eq(rh->id, IPC_MSG_ID);
+	ck_assert_int_eq(wire_ctl_decode(buf + sizeof(*rh),
+					 (size_t)n - sizeof(*rh), reply, NULL), 0);
+}
+
+static void
+raw_expect_error(qb_ipcc_connection_t *qb, int32_t id, int32_t size_delta,
+		 const uint8_t *bytes, size_t len, int code)
+{
+	struct wire_ctl_msg reply;
+
+	raw_exchange(qb, id, size_delta, bytes, len, &reply);
+	ck_assert_int_eq(reply.kind, WIRE_CTL_ERROR);
+	ck_assert_msg(reply.error.code == code, "code %d (%s), want %d",
+		      reply.error.code, reply.error.message, code);
+	ck_assert_str_ne(reply.error.message, "");
+	wire_ctl_msg_free(&reply);
+}
+
+START_TEST(test_garbage)
+{
+	static const uint8_t garbage[] = { 0xff, 0xff, 0xff, 0xff, 0x07, 0x13 };
+	static const uint8_t unknown_kind[] = { 0x08, 0x01, 0xf2, 0x01, 0x00 };
+	struct wire_ctl_msg m = { .kind = WIRE_CTL_STATUS_REQUEST }, reply;
+	qb_ipcc_connection_t *qb = qb_ipcc_connect(fake.service, IPC_MSG_MAX);
+	struct fake_snapshot snap;
+	uint8_t bytes[256];
+	size_t len;
+
+	ck_assert_ptr_nonnull(qb);
+	raw_expect_error(qb, IPC_MSG_ID, 0, garbage, sizeof(garbage), EBADMSG);
+	/* a valid request with version 2 */
+	ck_assert_int_eq(wire_ctl_encode(&m, bytes, sizeof(bytes), &len), 0);
+	ck_assert_uint_eq(bytes[0], 0x08);
+	bytes[1] = 0x02;
+	raw_expect_error(qb, IPC_MSG_ID, 0, bytes, len, EPROTONOSUPPORT);
+	raw_expect_error(qb, IPC_MSG_ID, 0, unknown_kind, sizeof(unknown_kind),
+			 EBADMSG);
+	/* a response kind sent as a request */
+	m = (struct wire_ctl_msg){ .kind = WIRE_CTL_STATUS_RESPONSE };
+	ck_assert_int_eq(wire_ctl_encode(&m, bytes, sizeof(bytes), &len), 0);
+	raw_expect_error(qb, IPC_MSG_ID, 0, bytes, len, EBADRQC);
+	/* libqb header: unknown id, size that lies */
+	m = (struct wire_ctl_msg){ .kind = WIRE_CTL_STATUS_REQUEST };
+	ck_assert_int_eq(wire_ctl_encode(&m, bytes, sizeof(bytes), &len), 0);
+	raw_expect_error(qb, IPC_MSG_ID + 5, 0, bytes, len, EBADMSG);
+	raw_expect_error(qb, IPC_MSG_ID, -(int32_t)len - 8, bytes, len, EBADMSG);
+	raw_expect_error(qb, IPC_MSG_ID, IPC_MSG_MAX, bytes, len, EBADMSG);
+	/* the connection still serves */
+	raw_exchange(qb, IPC_MSG_ID, 0, bytes, len, &reply);
+	ck_assert_int_eq(reply.kind, WIRE_CTL_STATUS_RESPONSE);
+	snap = fake_snapshot();
+	ck_assert_uint_eq(snap.counters.counts[IPC_COUNTER_BAD_REQUEST], 3);
+	ck_assert_uint_eq(snap.counters.wire.drops[WIRE_DROP_TRUNCATED], 1);
+	ck_assert_uint_eq(snap.counters.wire.drops[WIRE_DROP_BAD_VERSION], 1);
+	ck_assert_uint_eq(snap.counters.wire.drops[WIRE_DROP_UNKNOWN_KIND], 1);
+	ck_assert_uint_eq(snap.counters.counts[IPC_COUNTER_NOT_A_REQUEST], 1);
+	ck_assert_uint_eq(snap.counters.counts[IPC_COUNTER_BAD_HEADER], 3);
+	ck_assert_uint_eq(snap.counters.counts[IPC_COUNTER_REQUESTS], 1);
+	qb_ipcc_disconnect(qb);
+}
+END_TEST
+
+/* ------------------------------------------------------- connections */
+
+START_TEST(test_not_running)
+{
+	struct ctl_client *c = NULL;
+	char name[WIRE_NAME_MAX], text[WIRE_TEXT_MAX], want[WIRE_TEXT_MAX];
+
+	snprintf(name, sizeof(name), "maglb-check-nobody-%ld", (long)getpid());
+	ck_assert_int_eq(ctl_client_connect(name, &c), -ECONNREFUSED);
+	ck_assert_ptr_null(c);
+	snprintf(want, sizeof(want),
+		 "maglb-dataplane is not running (service %s)", name);
+	ck_assert_str_eq(ctl_client_strerror(-ECONNREFUSED, name, text,
+					     sizeof(text)), want);
+}
+END_TEST
+
+static void
+fake_destroy_job(void *arg)
+{
+	(void)arg;
+	ipc_server_destroy(fake.server);
+	fake.server = NULL;
+}
+
+START_TEST(test_server_gone)
+{
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_STATUS_REQUEST }, resp;
+	struct ctl_client *c = client_connect();
+	uint64_t disconnects;
+
+	client_request(c, &req, WIRE_CTL_STATUS_RESPONSE, &resp);
+	fake_call(fake_destroy_job, NULL);
+	disconnects = fake.disconnects;  /* the loop thread is idle now */
+	ck_assert_uint_eq(disconnects, 1);
+	ck_assert_int_eq(ctl_client_request(c, &req, &resp, 2000), -ENOTCONN);
+	ctl_client_close(c);
+}
+END_TEST
+
+START_TEST(test_timeout_then_next)
+{
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_COUNTERS_REQUEST }, resp;
+	struct ctl_client *c = client_connect();
+	double t0 = now_ms();
+
+	atomic_store(&fake.sleep_ms, 400);
+	ck_assert_int_eq(ctl_client_request(c, &req, &resp, 100), -ETIMEDOUT);
+	ck_assert_double_lt(now_ms() - t0, 350.0);
+	atomic_store(&fake.sleep_ms, 0);
+	/* the late COUNTERS answer is skipped; this one is ours */
+	req = (struct wire_ctl_msg){ .kind = WIRE_CTL_STATUS_REQUEST };
+	client_request(c, &req, WIRE_CTL_STATUS_RESPONSE, &resp);
+	ck_assert_uint_eq(resp.request_id, 2);
+	ctl_client_close(c);
+}
+END_TEST
+
+START_TEST(test_disconnected)
+{
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_STATUS_REQUEST }, resp;
+	struct ctl_client *a = client_connect(), *b = client_connect();
+	struct fake_snapshot snap;
+	uint64_t id_b;
+
+	client_request(b, &req, WIRE_CTL_STATUS_RESPONSE, &resp);
+	id_b = fake_snapshot().last_conn;
+	subscribe(b);
+	ck_assert_uint_eq(fake_snapshot().connections, 2);
+	ctl_client_close(b);
+	for (int i = 0; i < 200; i++) {
+		snap = fake_snapshot();
+		if (snap.disconnects > 0)
+			break;
+		usleep(10000);
+	}
+	ck_assert_uint_eq(snap.disconnects, 1);
+	ck_assert_uint_eq(snap.last_disconnected, id_b);
+	ck_assert_uint_eq(snap.subscribed, 0);
+	ck_assert_uint_eq(snap.connections, 1);
+	ck_assert_uint_eq(snap.counters.counts[IPC_COUNTER_ACCEPTED], 2);
+	client_request(a, &req, WIRE_CTL_STATUS_RESPONSE, &resp);
+	ctl_client_close(a);
+}
+END_TEST
+
+/*
+ * In a child with other credentials, connect and ask for the status:
+ * exits 0 if that worked, 10 + errno of the connect otherwise.
+ */
+static int
+access_child(gid_t gid, const gid_t *groups, size_t ngroups)
+{
+	pid_t pid = fork();
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct wire_ctl_msg req = { .kind = WIRE_CTL_STATUS_REQUEST };
+		struct wire_ctl_msg resp;
+		struct ctl_client *c = NULL;
+		int rc;
+
+		if (setgroups(ngroups, groups) < 0 || setgid(gid) < 0 ||
+		    setuid(FAKE_NOBODY) < 0)
+			_exit(2);
+		rc = ctl_client_connect(fake.service, &c);
+		if (rc < 0)
+			_exit(10 + -rc < 255 ? 10 + -rc : 255);
+		rc = ctl_client_request(c, &req, &resp, TIMEOUT_MS);
+		_exit(rc == 0 && resp.kind == WIRE_CTL_STATUS_RESPONSE ? 0 : 3);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+START_TEST(test_access)
+{
+	const gid_t group = FAKE_GROUP;
+
+	if (geteuid() != 0)
+		return;  /* needs root to take other credentials */
+	ck_assert_int_eq(access_child(FAKE_NOBODY, NULL, 0), 10 + EACCES);
+	/* the group as primary, then as a supplementary group */
+	ck_assert_int_eq(access_child(FAKE_GROUP, NULL, 0), 0);
+	ck_assert_int_eq(access_child(FAKE_NOBODY, &group, 1), 0);
+	ck_assert_uint_eq(fake_snapshot().counters.counts[IPC_COUNTER_REFUSED],
+			  1);
+}
+END_TEST
+
+static void
+fake_root_only_job(void *arg)
+{
+	(void)arg;
+	ipc_server_destroy(fake.server);
+	fake.server = ipc_server_create(fake.loop, fake.service, (gid_t)-1,
+					&fake_handlers, &fake);
+}
+
+START_TEST(test_access_root_only)
+{
+	struct ctl_client *c = NULL;
+
+	if (geteuid() != 0)
+		return;
+	fake_call(fake_root_only_job, NULL);
+	ck_assert_ptr_nonnull(fake.server);
+	ck_assert_int_eq(access_child(FAKE_GROUP, NULL, 0), 10 + EACCES);
+	ck_assert_int_eq(ctl_client_connect(fake.service, &c), 0);
+	ctl_client_close(c);
+}
+END_TEST
+
+/* ------------------------------------------------------------ maglbctl */
+
+struct ctl_run {
+	int status;
+	char out[1 << 22];
+	char err[8192];
+};
+
+static void
+read_all(int fd, char *buf, size_t len)
+{
+	ssize_t n;
+	size_t used = 0;
+
+	lseek(fd, 0, SEEK_SET);
+	while (used + 1 < len && (n = read(fd, buf + used, len - used - 1)) > 0)
+		used += (size_t)n;
+	buf[used] = '\0';
+	close(fd);
+}
+
+/* Run maglbctl with args (NULL-terminated, service added unless NULL). */
+static void
+ctl_run(struct ctl_run *r, const char *service, const char *const *args)
+{
+	const char *bin = getenv("MAGLBCTL");
+	char out_path[] = "/tmp/check_ipc_outXXXXXX";
+	char err_path[] = "/tmp/check_ipc_errXXXXXX";
+	const char *argv[32];
+	int out, err, n = 0, status;
+	pid_t pid;
+
+	ck_assert_msg(bin != NULL, "MAGLBCTL is not set (meson sets it)");
+	out = mkstemp(out_path);
+	err = mkstemp(err_path);
+	ck_assert(out >= 0 && err >= 0);
+	unlink(out_path);
+	unlink(err_path);
+	argv[n++] = bin;
+	if (service != NULL) {
+		argv[n++] = "--service";
+		argv[n++] = service;
+	}
+	while (*args != NULL && n < 31)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(out, 1);
+		dup2(err, 2);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	r->status = WEXITSTATUS(status);
+	read_all(out, r->out, sizeof(r->out));
+	read_all(err, r->err, sizeof(r->err));
+}
+
+#define CTL(r, ...) ctl_run((r), fake.service, (const char *const[]){ __VA_ARGS__, NULL })
+
+static void
+ctl_expect(const struct ctl_run *r, int status, const char *out_has,
+	   const char *err_has)
+{
+	ck_assert_msg(r->status == status, "exit %d, want %d\nstdout:\n%s\n"
+		      "stderr:\n%s", r->status, status, r->out, r->err);
+	if (out_has != NULL)
+		ck_assert_msg(strstr(r->out, out_has) != NULL,
+			      "stdout lacks '%s':\n%s", out_has, r->out);
+	if (err_has != NULL)
+		ck_assert_msg(strstr(r->err, err_has) != NULL,
+			      "stderr lacks '%s':\n%s", err_has, r->err);
+}
+
+START_TEST(test_maglbctl_status)
+{
+	static struct ctl_run r;
+
+	CTL(&r, "status");
+	ctl_expect(&r, 0, "node      7\n", NULL);
+	ctl_expect(&r, 0, "uptime    1d 01:01:01\n", NULL);
+	ctl_expect(&r, 0, "vips      3 (2 owned)\n", NULL);
+	ck_assert_str_eq(r.err, "");
+	CTL(&r, "--json", "status");
+	ctl_expect(&r, 0, "\"node_id\": 7,", NULL);
+	ctl_expect(&r, 0, "\"flows_synced\": 567\n}\n", NULL);
+	ck_assert_int_eq(r.out[0], '{');
+	/* global options may follow the command */
+	CTL(&r, "status", "--json", "--timeout", "2000");
+	ctl_expect(&r, 0, "\"uptime_ms\": 90061000,", NULL);
+}
+END_TEST
+
+START_TEST(test_maglbctl_reads)
+{
+	static struct ctl_run r;
+
+	CTL(&r, "vips");
+	ctl_expect(&r, 0, "NAME", NULL);
+	ctl_expect(&r, 0, "198.18.0.10:443", NULL);
+	ctl_expect(&r, 0, "198.18.0.11:*", NULL);
+	CTL(&r, "--json", "vips");
+	ctl_expect(&r, 0, "\"name\": \"we\\\"b\\n\\\\\"", NULL);
+	CTL(&r, "backends", "web");
+	ctl_expect(&r, 0, "VIP  BACKEND     WEIGHT  STATE\n"
+			  "web  198.19.0.5     100  up\n"
+			  "web  198.19.0.6    1000  up\n", NULL);
+	CTL(&r, "counters", "worker3");
+	ctl_expect(&r, 0, "worker3  counter_0003     3000009\n", NULL);
+	CTL(&r, "flows", "--limit", "5");
+	ctl_expect(&r, 0, "PROTO  VIP              CLIENT           "
+			  "BACKEND     EXPIRES  FLAGS\n"
+			  "udp    198.18.0.10:443  198.18.1.0:1024  "
+			  "198.19.0.5   300.0s  -\n", NULL);
+	ck_assert_ptr_null(strstr(r.out, ":1029 "));
+	CTL(&r, "--json", "flows", "--limit=1200");
+	ctl_expect(&r, 0, "\"count\": 1200,\n  \"complete\": false\n", NULL);
+	CTL(&r, "--json", "flows");
+	ctl_expect(&r, 0, "\"count\": 2500,\n  \"complete\": true\n", NULL);
+	CTL(&r, "flow", "lookup", "198.18.0.10", "443", "tcp", "198.18.1.20",
+	    "51000");
+	ctl_expect(&r, 0, "table     worker 1\n", NULL);
+	ctl_expect(&r, 0, "backend   198.19.0.5\n", NULL);
+	ctl_expect(&r, 0, "flags     established\n", NULL);
+	CTL(&r, "--json", "flow", "lookup", "2001:db8::1", "80", "udp",
+	    "2001:db8::2", "5353");
+	ctl_expect(&r, 0, "\"client\": \"2001:db8::2\"", NULL);
+}
+END_TEST
+
+START_TEST(test_maglbctl_writes)
+{
+	static struct ctl_run r;
+
+	CTL(&r, "backend", "set-weight", "web", "198.19.0.5", "0");
+	ctl_expect(&r, 0, NULL, NULL);
+	ck_assert_str_eq(r.out, "");
+	CTL(&r, "--json", "backend", "drain", "web", "2001:db8::5");
+	ctl_expect(&r, 0, "\"ok\": true", NULL);
+	CTL(&r, "reload", "--check");
+	ctl_expect(&r, 0, "config ok\n", NULL);
+	/* the daemon answers with an error: exit 1 and its message */
+	CTL(&r, "reload");
+	ctl_expect(&r, 1, NULL, "maglb.conf:12: unknown key 'foo'");
+	CTL(&r, "backend", "up", "nope", "198.19.0.5");
+	ctl_expect(&r, 1, NULL, "maglbctl: no VIP named 'nope'\n");
+	CTL(&r, "vips", "nope");
+	ctl_expect(&r, 1, NULL, "no VIP named 'nope'");
+}
+END_TEST
+
+START_TEST(test_maglbctl_bad_arguments)
+{
+	static const char *const cases[][8] = {
+		{ "frobnicate" },
+		{ "status", "extra" },
+		{ "backend", "set-weight", "web", "198.19.0.5", "1001" },
+		{ "backend", "set-weight", "web", "198.19.0.5", "-1" },
+		{ "backend", "set-weight", "web", "198.19.0.5" },
+		{ "backend", "drain", "web", "198.19.0.300" },
+		{ "backend", "weigh", "web", "198.19.0.5" },
+		{ "flow", "lookup", "198.18.0.10", "65536", "tcp", "198.18.1.2", "1" },
+		{ "flow", "lookup", "198.18.0.10", "443", "sctp", "198.18.1.2", "1" },
+		{ "flow", "lookup", "198.18.0.10", "443", "tcp", "2001:db8::2", "1" },
+		{ "flow", "lookup", "198.18.0.10", "443", "tcp", "198.18.1.2" },
+		{ "flows", "--limit", "many" },
+		{ "flows", "--vip" },
+		{ "reload", "--now" },
+		{ "--timeout", "0", "status" },
+		{ "counters", "a", "b" },
+	};
+	static struct ctl_run r;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* checked before connecting: no daemon needed */
+		ctl_run(&r, "maglb-check-nobody", cases[i]);
+		ctl_expect(&r, 2, NULL, "usage: maglbctl");
+		ck_assert_str_eq(r.out, "");
+	}
+	ctl_run(&r, NULL, (const char *const[]){ NULL });
+	ctl_expect(&r, 2, NULL, "no command");
+	ctl_run(&r, NULL, (const char *const[]){ "--help", NULL });
+	ctl_expect(&r, 0, "usage: maglbctl", NULL);
+}
+END_TEST
+
+START_TEST(test_maglbctl_not_running)
+{
+	static struct ctl_run r;
+
+	ctl_run(&r, "maglb-check-nobody", (const char *const[]){ "status", NULL });
+	ctl_expect(&r, 3, NULL, "maglb-dataplane is not running "
+				"(service maglb-check-nobody)");
+	ck_assert_str_eq(r.out, "");
+	ctl_run(&r, "maglb-check-nobody",
+		(const char *const[]){ "--json", "flows", NULL });
+	ctl_expect(&r, 3, NULL, "is not running");
+}
+END_TEST
+
+static Suite *
+ipc_suite(void)
+{
+	Suite *s = suite_create("ipc");
+	struct {
+		const char *name;
+		const TTest *test;
+	} cases[] = {
+		{ "status", test_status_round_trip },
+		{ "counters", test_counters_2000 },
+		{ "dump", test_dump_pages },
+		{ "bound", test_message_bound },
+		{ "error", test_error_reply },
+		{ "events", test_export_events },
+		{ "backpressure", test_event_backpressure },
+		{ "event_unknown", test_event_unknown_connection },
+		{ "garbage", test_garbage },
+		{ "not_running", test_not_running },
+		{ "server_gone", test_server_gone },
+		{ "timeout", test_timeout_then_next },
+		{ "disconnected", test_disconnected },
+		{ "access", test_access },
+		{ "access_root_only", test_access_root_only },
+		{ "maglbctl_status", test_maglbctl_status },
+		{ "maglbctl_reads", test_maglbctl_reads },
+		{ "maglbctl_writes", test_maglbctl_writes },
+		{ "maglbctl_bad_arguments", test_maglbctl_bad_arguments },
+		{ "maglbctl_not_running", test_maglbctl_not_running },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		TCase *tc = tcase_create(cases[i].name);
+
+		tcase_add_checked_fixture(tc, fake_setup, fake_teardown);
+		tcase_add_test(tc, cases[i].test);
+		suite_add_tcase(s, tc);
+	}
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(ipc_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
