@@ -20,9 +20,9 @@
 	X(BAD_IHL, "IPv4 header length below 20 bytes or past the packet") \
 	X(BAD_IP_LENGTH, "IP total or payload length disagrees with the frame") \
 	X(BAD_IP_CHECKSUM, "IPv4 header checksum wrong")		\
-	X(BAD_L4, "TCP or UDP header truncated or malformed")		\
+	X(BAD_L4, "L4 header (TCP, UDP, ICMP) truncated or malformed")		\
 	X(BAD_EXT_HEADER, "IPv6 extension header chain malformed or too long") \
-	X(TTL_EXCEEDED, "IPv4 TTL or IPv6 hop limit at most 1")		\
+	X(TTL_EXCEEDED, "IPv4 TTL or IPv6 hop limit 0")		\
 	X(NOT_VIP, "destination is neither a VIP nor this node")	\
 	X(VIP_PROTO, "VIP address, but no VIP for this protocol or port") \
 	X(ICMP_UNHANDLED, "ICMP type neither an error about a flow nor ND") \
