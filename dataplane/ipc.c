@@ -11,6 +11,7 @@
  */
 #include "dataplane/ipc.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -23,23 +24,20 @@
 #include <qb/qbipcs.h>
 #include <qb/qblog.h>
 
+/* The bounds ipc.h documents. */
+static_assert(sizeof(struct qb_ipc_request_header) == 16, "ipc.h: - 16");
+static_assert(sizeof(struct qb_ipc_response_header) == 24, "ipc.h: - 24");
+static_assert(64 + (size_t)IPC_FLOWS_PER_MSG_MAX * WIRE_FLOW_ENCODED_MAX <=
+	      IPC_RESPONSE_PAYLOAD_MAX, "a full flow batch fits one message");
+
 const char *const ipc_counter_names[IPC_COUNTER_MAX] = {
-	[IPC_COUNTER_ACCEPTED] = "accepted",
-	[IPC_COUNTER_REFUSED] = "refused",
-	[IPC_COUNTER_REQUESTS] = "requests",
-	[IPC_COUNTER_BAD_HEADER] = "bad_header",
-	[IPC_COUNTER_BAD_REQUEST] = "bad_request",
-	[IPC_COUNTER_NOT_A_REQUEST] = "not_a_request",
-	[IPC_COUNTER_HANDLER_ERRORS] = "handler_errors",
-	[IPC_COUNTER_RESPONSE_TOO_BIG] = "response_too_big",
-	[IPC_COUNTER_RESPONSE_INVALID] = "response_invalid",
-	[IPC_COUNTER_RESPONSE_LOST] = "response_lost",
-	[IPC_COUNTER_EVENTS] = "events",
-	[IPC_COUNTER_EVENT_DROPS] = "event_drops",
+#define IPC_COUNTER_NAME_(id, name, text) [IPC_COUNTER_##id] = #name,
+	IPC_SERVER_COUNTERS(IPC_COUNTER_NAME_)
+#undef IPC_COUNTER_NAME_
 };
 
 const char *const ipc_counter_descriptions[IPC_COUNTER_MAX] = {
-#define IPC_COUNTER_TEXT_(name, text) [IPC_COUNTER_##name] = text,
+#define IPC_COUNTER_TEXT_(id, name, text) [IPC_COUNTER_##id] = text,
 	IPC_SERVER_COUNTERS(IPC_COUNTER_TEXT_)
 #undef IPC_COUNTER_TEXT_
 };
@@ -165,13 +163,20 @@ ipc_pid_has_group(pid_t pid, gid_t gid)
 	return found;
 }
 
+/*
+ * Credentials first; then the connection's struct, so that a failure here
+ * is a clean refusal (libqb calls destroyed() for it, never created()).
+ */
 static int32_t
 ipc_on_accept(qb_ipcs_connection_t *c, uid_t uid, gid_t gid)
 {
 	struct ipc_server *s = qb_ipcs_connection_service_context_get(c);
 	struct qb_ipcs_connection_stats st = { 0 };
+	struct ipc_conn *conn;
 	bool member = false;
 
+	if (s == NULL)
+		return -ESHUTDOWN;  /* ipc_server_destroy() under way */
 	qb_ipcs_connection_stats_get(c, &st, 0);
 	if (uid != 0 && s->group != (gid_t)-1)
 		member = gid == s->group || ipc_pid_has_group(st.client_pid,
@@ -184,6 +189,14 @@ ipc_on_accept(qb_ipcs_connection_t *c, uid_t uid, gid_t gid)
 		       s->group == (gid_t)-1 ? -1L : (long)s->group);
 		return -EACCES;
 	}
+	conn = calloc(1, sizeof(*conn));
+	if (conn == NULL) {
+		qb_log(LOG_ERR, "ipc %s: no memory for a connection", s->name);
+		return -ENOMEM;
+	}
+	conn->qb = c;
+	conn->server = s;
+	qb_ipcs_context_set(c, conn);
 	if (s->group == (gid_t)-1)
 		qb_ipcs_connection_auth_set(c, 0, 0, 0600);
 	else
@@ -213,20 +226,17 @@ ipc_conn_close(struct ipc_conn *conn)
 		s->h.disconnected(s->ctx, conn->id);
 }
 
+/* The connection is up: give it its id and list it. */
 static void
 ipc_on_created(qb_ipcs_connection_t *c)
 {
-	struct ipc_server *s = qb_ipcs_connection_service_context_get(c);
-	struct ipc_conn *conn = calloc(1, sizeof(*conn));
+	struct ipc_conn *conn = qb_ipcs_context_get(c);
+	struct ipc_server *s;
 
-	if (conn == NULL) {
-		qb_log(LOG_ERR, "ipc %s: no memory for a connection", s->name);
-		qb_ipcs_disconnect(c);
+	if (conn == NULL)
 		return;
-	}
+	s = conn->server;
 	conn->id = ++s->next_id;
-	conn->qb = c;
-	conn->server = s;
 	conn->open = true;
 	conn->next = s->conns;
 	if (s->conns != NULL)
@@ -522,6 +532,8 @@ ipc_server_destroy(struct ipc_server *s)
 {
 	if (s == NULL)
 		return;
+	/* no accept() may reach s from now on */
+	qb_ipcs_service_context_set(s->service, NULL);
 	qb_ipcs_destroy(s->service);
 	/*
 	 * Connections libqb has not released yet (it holds references of its

@@ -66,23 +66,26 @@ enum {
 				   (int)sizeof(struct qb_ipc_response_header),
 };
 
-/* One counter per outcome; drops are also broken down by wire reason. */
+/*
+ * One counter per outcome: X(ENUM, name, description). Bad requests are
+ * also broken down by wire drop reason (struct wire_counters).
+ */
 #define IPC_SERVER_COUNTERS(X) \
-	X(ACCEPTED, "connections accepted") \
-	X(REFUSED, "connections refused: neither root nor in the group") \
-	X(REQUESTS, "requests passed to the handler") \
-	X(BAD_HEADER, "libqb header with an unknown id or a size out of bounds") \
-	X(BAD_REQUEST, "undecodable request (the wire counters say why)") \
-	X(NOT_A_REQUEST, "a response or event kind sent as a request") \
-	X(HANDLER_ERRORS, "handler answered with an error") \
-	X(RESPONSE_TOO_BIG, "response larger than IPC_MSG_MAX, sent as EMSGSIZE") \
-	X(RESPONSE_INVALID, "handler's response did not encode, sent as EPROTO") \
-	X(RESPONSE_LOST, "response could not be queued to the client") \
-	X(EVENTS, "events queued to a client") \
-	X(EVENT_DROPS, "events refused: the client's event ring was full")
+	X(ACCEPTED, accepted, "connections accepted") \
+	X(REFUSED, refused, "connections refused: not root, not in the group") \
+	X(REQUESTS, requests, "requests passed to the handler") \
+	X(BAD_HEADER, bad_header, "libqb header: unknown id, size out of bounds") \
+	X(BAD_REQUEST, bad_request, "undecodable request (wire counters: why)") \
+	X(NOT_A_REQUEST, not_a_request, "a response or event kind as a request") \
+	X(HANDLER_ERRORS, handler_errors, "the handler answered an error") \
+	X(RESPONSE_TOO_BIG, response_too_big, "response over IPC_MSG_MAX: EMSGSIZE") \
+	X(RESPONSE_INVALID, response_invalid, "response did not encode: EPROTO") \
+	X(RESPONSE_LOST, response_lost, "response not queued to the client") \
+	X(EVENTS, events, "events queued to a client") \
+	X(EVENT_DROPS, event_drops, "events refused: the client's ring was full")
 
 enum ipc_counter {
-#define IPC_COUNTER_ENUM_(name, text) IPC_COUNTER_##name,
+#define IPC_COUNTER_ENUM_(id, name, text) IPC_COUNTER_##id,
 	IPC_SERVER_COUNTERS(IPC_COUNTER_ENUM_)
 #undef IPC_COUNTER_ENUM_
 	IPC_COUNTER_MAX
@@ -119,8 +122,8 @@ struct ipc_server;
  *
  * disconnected (may be NULL): the connection is gone (client closed or
  * died, or the server is being destroyed); called exactly once for every
- * conn_id a request() saw, and for every connection accepted. e.g. syncd's
- * export subscription ends.
+ * connection that was established, so for every conn_id a request() saw.
+ * e.g. syncd's export subscription ends.
  */
 struct ipc_handlers {
 	int (*request)(void *ctx, uint64_t conn_id,

@@ -13,7 +13,7 @@
  * portable spelling, and ctz is one instruction instead of a loop.
  */
 #define flowtab_prefetch(p) __builtin_prefetch((p), 0, 3)
-#define flowtab_ctz(x) ((unsigned)__builtin_ctz(x))
+#define flowtab_ctz(x) ((unsigned)__builtin_ctzll(x))
 
 enum {
 	FLOWTAB_WAYS = 8,             /* slots per bucket */
@@ -24,13 +24,27 @@ enum {
 
 #define FLOWTAB_NONE UINT32_MAX       /* end of the free list */
 #define FLOWTAB_MILLI 1000u           /* token bucket: milli-tokens per token */
+#define FLOWTAB_IDX_ALT 0x80000000u   /* slot index flag: in the alternative bucket */
+#define FLOWTAB_IDX_MASK 0x7fffffffu
+#define FLOWTAB_LANES 0x0001000100010001ull
+#define FLOWTAB_LOW15 0x7fff7fff7fff7fffull
 
+/*
+ * A bucket. Signatures are 16 bits, four to a word, so that one bucket is
+ * matched with a few word operations (flowtab_match()). overflow counts the
+ * keys whose primary bucket this is but which live in their alternative
+ * bucket: while it is 0, a key absent from its primary bucket is absent, and
+ * a lookup reads one bucket line instead of two.
+ */
 struct flowtab_bucket {
-	uint32_t sig[FLOWTAB_WAYS];   /* 0: empty slot */
-	uint32_t idx[FLOWTAB_WAYS];   /* index into entries[] */
+	uint64_t sig[2];              /* slot s: sig[s / 4] bits 16 * (s % 4); 0: empty */
+	uint32_t idx[FLOWTAB_WAYS];   /* entry index | FLOWTAB_IDX_ALT */
+	uint32_t overflow;
+	uint32_t reserved[3];
 };
 
 static_assert(sizeof(struct flowtab_bucket) == FLOWTAB_LINE, "bucket is one cache line");
+static_assert(FLOWTAB_CAPACITY_MAX <= FLOWTAB_IDX_MASK, "entry index fits beside the flag");
 
 struct flowtab {
 	struct flowtab_bucket *buckets;
@@ -53,6 +67,12 @@ struct flowtab {
 	uint64_t tokens_max;
 	size_t bucket_bytes, entry_bytes;
 	uint64_t stat[FLOWTAB_STAT_MAX];
+};
+
+/* Where a key goes: its primary bucket and its signature. */
+struct flowtab_pos {
+	uint32_t bucket;
+	uint16_t sig;
 };
 
 /* BFS node of a cuckoo search: the item in slot of the parent's bucket
@@ -120,15 +140,21 @@ flowtab_splitmix(uint64_t *state)
  * independent multiplies: a few nanoseconds, against SipHash's dozens.
  */
 static inline uint64_t
+flowtab_nh(uint64_t w, const uint32_t *key)
+{
+	return (uint64_t)(uint32_t)((uint32_t)w + key[0]) *
+	       (uint32_t)((uint32_t)(w >> 32) + key[1]);
+}
+
+static inline uint64_t
 flowtab_hash(const struct flowtab *t, const struct flow_key *k)
 {
-	uint32_t w[10];
-	uint64_t h = t->hash_key_final;
+	uint64_t w[5], h;
 
 	memcpy(w, k, sizeof(w));
-	for (unsigned i = 0; i < 10; i += 2)
-		h += (uint64_t)(uint32_t)(w[i] + t->hash_key[i]) *
-		     (uint32_t)(w[i + 1] + t->hash_key[i + 1]);
+	h = t->hash_key_final + flowtab_nh(w[0], &t->hash_key[0]) +
+	    flowtab_nh(w[1], &t->hash_key[2]) + flowtab_nh(w[2], &t->hash_key[4]) +
+	    flowtab_nh(w[3], &t->hash_key[6]) + flowtab_nh(w[4], &t->hash_key[8]);
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
@@ -137,19 +163,20 @@ flowtab_hash(const struct flowtab *t, const struct flow_key *k)
 	return h;
 }
 
-static inline uint32_t
-flowtab_sig(uint64_t h)
+static inline struct flowtab_pos
+flowtab_locate(const struct flowtab *t, const struct flow_key *k)
 {
-	uint32_t sig = (uint32_t)(h >> 32);
+	uint64_t h = flowtab_hash(t, k);
+	uint16_t sig = (uint16_t)(h >> 48);
 
-	return sig + (sig == 0);
+	return (struct flowtab_pos){ (uint32_t)h & t->bucket_mask, (uint16_t)(sig + (sig == 0)) };
 }
 
 /* The other bucket of a signature: an involution, never b itself. */
 static inline uint32_t
-flowtab_alt(const struct flowtab *t, uint32_t b, uint32_t sig)
+flowtab_alt(const struct flowtab *t, uint32_t b, uint16_t sig)
 {
-	return (b ^ (((sig * 0x9e3779b1u) >> t->bucket_shift) | 1u)) & t->bucket_mask;
+	return (b ^ ((((uint32_t)sig * 0x9e3779b1u) >> t->bucket_shift) | 1u)) & t->bucket_mask;
 }
 
 static inline bool
@@ -163,23 +190,49 @@ flowtab_key_equal(const struct flow_key *a, const struct flow_key *b)
 		(x[4] ^ y[4])) == 0;
 }
 
-/* Bit i set when slot i of b holds sig (sig 0: when slot i is empty). */
-static inline uint32_t
-flowtab_match(const struct flowtab_bucket *b, uint32_t sig)
+static inline uint16_t
+flowtab_slot_sig(const struct flowtab_bucket *b, unsigned s)
 {
-	uint32_t m = 0;
-
-	for (unsigned i = 0; i < FLOWTAB_WAYS; i++)
-		m |= (uint32_t)(b->sig[i] == sig) << i;
-	return m;
+	return (uint16_t)(b->sig[s / 4] >> (16 * (s % 4)));
 }
 
-static inline int
-flowtab_free_slot(const struct flowtab_bucket *b)
+static inline void
+flowtab_slot_set(struct flowtab_bucket *b, unsigned s, uint16_t sig, uint32_t idx)
 {
-	uint32_t m = flowtab_match(b, 0);
+	unsigned shift = 16 * (s % 4);
 
-	return m ? (int)flowtab_ctz(m) : -1;
+	b->sig[s / 4] = (b->sig[s / 4] & ~(0xffffull << shift)) | (uint64_t)sig << shift;
+	b->idx[s] = idx;
+}
+
+/* Bit 16 j set where 16-bit lane j of x is 0 (exact: no carry crosses lanes). */
+static inline uint64_t
+flowtab_zero_lanes(uint64_t x)
+{
+	uint64_t y = ((x & FLOWTAB_LOW15) + FLOWTAB_LOW15) | x;
+
+	return (~y >> 15) & FLOWTAB_LANES;
+}
+
+/*
+ * The slots of b holding sig (sig 0: the empty slots) as a mask: bit 16 j
+ * for slot j, bit 16 j + 1 for slot 4 + j. flowtab_slot() turns its lowest
+ * bit into a slot number; m &= m - 1 steps to the next.
+ */
+static inline uint64_t
+flowtab_match(const struct flowtab_bucket *b, uint16_t sig)
+{
+	uint64_t sig4 = sig * FLOWTAB_LANES;
+
+	return flowtab_zero_lanes(b->sig[0] ^ sig4) | flowtab_zero_lanes(b->sig[1] ^ sig4) << 1;
+}
+
+static inline unsigned
+flowtab_slot(uint64_t m)
+{
+	unsigned bit = flowtab_ctz(m);
+
+	return (bit >> 4) + ((bit & 1) << 2);
 }
 
 /* ---- create, destroy ---- */
@@ -292,76 +345,100 @@ flowtab_destroy(struct flowtab *t)
 
 /* ---- lookup ---- */
 
-/* The entry of k among the slots of m (bits 0-7: b1, 8-15: b2), or NULL. */
+/* The entry of k among the slots m of bucket b, or NULL. */
 static inline struct flowtab_entry *
-flowtab_resolve(struct flowtab *t, const struct flow_key *k,
-		uint32_t b1, uint32_t b2, uint32_t m)
+flowtab_find(struct flowtab *t, const struct flowtab_bucket *b, uint64_t m,
+	     const struct flow_key *k)
 {
-	while (m != 0) {
-		unsigned bit = flowtab_ctz(m);
-		const struct flowtab_bucket *b = &t->buckets[bit < FLOWTAB_WAYS ? b1 : b2];
-		struct flowtab_entry *e = &t->entries[b->idx[bit % FLOWTAB_WAYS]];
+	for (; m != 0; m &= m - 1) {
+		struct flowtab_entry *e = &t->entries[b->idx[flowtab_slot(m)] & FLOWTAB_IDX_MASK];
 
 		if (flowtab_key_equal(&e->key, k))
 			return e;
-		m &= m - 1;
 	}
 	return NULL;
 }
 
-static inline uint32_t
-flowtab_match2(const struct flowtab *t, uint32_t b1, uint32_t b2, uint32_t sig)
+/* The second half of a lookup: the alternative bucket, when the primary
+ * one has overflowed. */
+static inline struct flowtab_entry *
+flowtab_find_alt(struct flowtab *t, struct flowtab_pos pos, const struct flow_key *k)
 {
-	return flowtab_match(&t->buckets[b1], sig) |
-	       flowtab_match(&t->buckets[b2], sig) << FLOWTAB_WAYS;
+	const struct flowtab_bucket *b;
+
+	if (t->buckets[pos.bucket].overflow == 0)
+		return NULL;
+	b = &t->buckets[flowtab_alt(t, pos.bucket, pos.sig)];
+	return flowtab_find(t, b, flowtab_match(b, pos.sig), k);
 }
 
 struct flowtab_entry *
 flowtab_lookup(struct flowtab *t, const struct flow_key *k)
 {
-	uint64_t h = flowtab_hash(t, k);
-	uint32_t sig = flowtab_sig(h), b1 = (uint32_t)h & t->bucket_mask;
-	uint32_t b2 = flowtab_alt(t, b1, sig);
+	struct flowtab_pos pos = flowtab_locate(t, k);
+	const struct flowtab_bucket *b = &t->buckets[pos.bucket];
+	struct flowtab_entry *e = flowtab_find(t, b, flowtab_match(b, pos.sig), k);
 
-	return flowtab_resolve(t, k, b1, b2, flowtab_match2(t, b1, b2, sig));
+	return e != NULL ? e : flowtab_find_alt(t, pos, k);
 }
 
-/* Three passes over n <= FLOWTAB_BURST_MAX keys, each prefetching what the
- * next one reads: buckets, then the first candidate entry of each key. */
+static inline void
+flowtab_prefetch_first(const struct flowtab *t, const struct flowtab_bucket *b, uint64_t m)
+{
+	flowtab_prefetch(&t->entries[b->idx[flowtab_slot(m)] & FLOWTAB_IDX_MASK]);
+}
+
+/*
+ * Three passes over n <= FLOWTAB_BURST_MAX keys, each prefetching what the
+ * next one reads: hash, prefetch both buckets; match the primary bucket, or
+ * the alternative one when the primary has no candidate and has overflowed,
+ * and prefetch the first candidate entry; compare keys. Prefetching the
+ * alternative bucket early costs a line that is seldom read, but keeps the
+ * chain of misses of a burst two long.
+ */
 static void
 flowtab_lookup_stage(struct flowtab *t, const struct flow_key *const keys[],
 		     uint32_t n, struct flowtab_entry *out[])
 {
-	uint32_t b1[FLOWTAB_BURST_MAX], b2[FLOWTAB_BURST_MAX];
-	uint32_t sig[FLOWTAB_BURST_MAX], m[FLOWTAB_BURST_MAX];
+	struct flowtab_pos pos[FLOWTAB_BURST_MAX];
+	uint64_t m[FLOWTAB_BURST_MAX];
+	uint32_t alt[FLOWTAB_BURST_MAX], in_alt = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t h = flowtab_hash(t, keys[i]);
-
-		sig[i] = flowtab_sig(h);
-		b1[i] = (uint32_t)h & t->bucket_mask;
-		b2[i] = flowtab_alt(t, b1[i], sig[i]);
-		flowtab_prefetch(&t->buckets[b1[i]]);
-		flowtab_prefetch(&t->buckets[b2[i]]);
+		pos[i] = flowtab_locate(t, keys[i]);
+		alt[i] = flowtab_alt(t, pos[i].bucket, pos[i].sig);
+		flowtab_prefetch(&t->buckets[pos[i].bucket]);
+		flowtab_prefetch(&t->buckets[alt[i]]);
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		m[i] = flowtab_match2(t, b1[i], b2[i], sig[i]);
-		if (m[i] != 0) {
-			unsigned bit = flowtab_ctz(m[i]);
-			const struct flowtab_bucket *b =
-				&t->buckets[bit < FLOWTAB_WAYS ? b1[i] : b2[i]];
+		const struct flowtab_bucket *b = &t->buckets[pos[i].bucket];
 
-			flowtab_prefetch(&t->entries[b->idx[bit % FLOWTAB_WAYS]]);
+		m[i] = flowtab_match(b, pos[i].sig);
+		if (m[i] == 0 && b->overflow != 0) {
+			b = &t->buckets[alt[i]];
+			m[i] = flowtab_match(b, pos[i].sig);
+			in_alt |= 1u << i;
 		}
+		if (m[i] != 0)
+			flowtab_prefetch_first(t, b, m[i]);
 	}
-	for (uint32_t i = 0; i < n; i++)
-		out[i] = flowtab_resolve(t, keys[i], b1[i], b2[i], m[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		if (in_alt & (1u << i)) {
+			out[i] = flowtab_find(t, &t->buckets[alt[i]], m[i], keys[i]);
+			continue;
+		}
+		out[i] = flowtab_find(t, &t->buckets[pos[i].bucket], m[i], keys[i]);
+		if (out[i] == NULL && m[i] != 0)   /* signature collision */
+			out[i] = flowtab_find_alt(t, pos[i], keys[i]);
+	}
 }
 
 void
 flowtab_lookup_burst(struct flowtab *t, const struct flow_key *const keys[],
 		     uint32_t n, struct flowtab_entry *out[])
 {
+	static_assert(FLOWTAB_BURST_MAX <= 32, "in_alt is a 32-bit mask");
+
 	while (n > 0) {
 		uint32_t c = n < FLOWTAB_BURST_MAX ? n : FLOWTAB_BURST_MAX;
 
@@ -411,33 +488,52 @@ flowtab_entry_available(const struct flowtab *t)
 	return t->free_head != FLOWTAB_NONE || t->high < t->capacity;
 }
 
-/* Unlink entry i from its bucket and put it on the free list. */
+/* Put entry i on the free list. */
 static void
-flowtab_entry_free(struct flowtab *t, uint32_t i)
+flowtab_entry_release(struct flowtab *t, uint32_t i)
 {
 	struct flowtab_entry *e = &t->entries[i];
-	uint64_t h = flowtab_hash(t, &e->key);
-	uint32_t sig = flowtab_sig(h), b = (uint32_t)h & t->bucket_mask;
-	uint32_t m = flowtab_match(&t->buckets[b], sig);
 
-	for (unsigned pass = 0; pass < 2; pass++) {
-		for (; m != 0; m &= m - 1) {
-			unsigned s = flowtab_ctz(m);
-
-			if (t->buckets[b].idx[s] == i) {
-				t->buckets[b].sig[s] = 0;
-				goto unlinked;
-			}
-		}
-		b = flowtab_alt(t, b, sig);
-		m = flowtab_match(&t->buckets[b], sig);
-	}
-	assert(!"flowtab entry not in its buckets");
-unlinked:
 	e->flags = 0;
 	e->backend = t->free_head;
 	t->free_head = i;
 	t->count--;
+}
+
+/* Empty slot s of bucket b (index bi), keeping overflow counts right. */
+static void
+flowtab_unlink(struct flowtab *t, uint32_t bi, unsigned s)
+{
+	struct flowtab_bucket *b = &t->buckets[bi];
+	uint16_t sig = flowtab_slot_sig(b, s);
+
+	if (b->idx[s] & FLOWTAB_IDX_ALT)
+		t->buckets[flowtab_alt(t, bi, sig)].overflow--;
+	flowtab_slot_set(b, s, 0, 0);
+}
+
+/* Unlink entry i from its bucket and free it. */
+static void
+flowtab_entry_free(struct flowtab *t, uint32_t i)
+{
+	struct flowtab_pos pos = flowtab_locate(t, &t->entries[i].key);
+	uint32_t bi = pos.bucket;
+
+	for (unsigned pass = 0; pass < 2; pass++) {
+		const struct flowtab_bucket *b = &t->buckets[bi];
+
+		for (uint64_t m = flowtab_match(b, pos.sig); m != 0; m &= m - 1) {
+			unsigned s = flowtab_slot(m);
+
+			if ((b->idx[s] & FLOWTAB_IDX_MASK) == i) {
+				flowtab_unlink(t, bi, s);
+				flowtab_entry_release(t, i);
+				return;
+			}
+		}
+		bi = flowtab_alt(t, bi, pos.sig);
+	}
+	assert(!"flowtab entry not in its buckets");
 }
 
 void
@@ -521,118 +617,139 @@ flowtab_token_take(struct flowtab *t, uint32_t now_ms)
 	return true;
 }
 
-/* An expired entry in b1 or b2 takes the new key's signature; or NULL. */
-static struct flowtab_entry *
-flowtab_evict(struct flowtab *t, uint32_t b1, uint32_t b2, uint32_t sig, uint32_t now_ms)
+/* Free the first expired entry of the key's two buckets; whether one was. */
+static bool
+flowtab_evict(struct flowtab *t, struct flowtab_pos pos, uint32_t now_ms)
 {
-	struct flowtab_bucket *pair[2] = { &t->buckets[b1], &t->buckets[b2] };
+	uint32_t pair[2] = { pos.bucket, flowtab_alt(t, pos.bucket, pos.sig) };
 
 	for (unsigned p = 0; p < 2; p++)
-		for (unsigned s = 0; s < FLOWTAB_WAYS; s++)
-			if (pair[p]->sig[s] != 0)
-				flowtab_prefetch(&t->entries[pair[p]->idx[s]]);
+		for (uint64_t m = ~flowtab_match(&t->buckets[pair[p]], 0) & (FLOWTAB_LANES * 3);
+		     m != 0; m &= m - 1)
+			flowtab_prefetch_first(t, &t->buckets[pair[p]], m);
 	for (unsigned p = 0; p < 2; p++) {
-		for (unsigned s = 0; s < FLOWTAB_WAYS; s++) {
-			struct flowtab_entry *e = &t->entries[pair[p]->idx[s]];
+		const struct flowtab_bucket *b = &t->buckets[pair[p]];
 
-			if (pair[p]->sig[s] == 0 || !flowtab_expired(t, e, now_ms))
+		for (uint64_t m = ~flowtab_match(b, 0) & (FLOWTAB_LANES * 3); m != 0; m &= m - 1) {
+			unsigned s = flowtab_slot(m);
+			uint32_t i = b->idx[s] & FLOWTAB_IDX_MASK;
+
+			if (!flowtab_expired(t, &t->entries[i], now_ms))
 				continue;
-			pair[p]->sig[s] = sig;
+			flowtab_unlink(t, pair[p], s);
+			flowtab_entry_release(t, i);
 			t->stat[FLOWTAB_STAT_EVICTED]++;
-			return e;
+			return true;
 		}
 	}
-	return NULL;
+	return false;
 }
 
-/* Move the items along the BFS path ending at node leaf, from the leaf up,
- * so that the root bucket gets a free slot. Each move is checked, and any
- * prefix of the moves leaves the table consistent. */
+/* Move the item in slot s of bucket from into its other bucket, to (the
+ * caller checked it has a free slot). */
+static void
+flowtab_move(struct flowtab *t, uint32_t from, unsigned s, uint32_t to)
+{
+	struct flowtab_bucket *src = &t->buckets[from], *dst = &t->buckets[to];
+	uint16_t sig = flowtab_slot_sig(src, s);
+	uint32_t idx = src->idx[s];
+
+	if (idx & FLOWTAB_IDX_ALT)
+		dst->overflow--;                  /* back home */
+	else
+		src->overflow++;                  /* away from home */
+	flowtab_slot_set(dst, flowtab_slot(flowtab_match(dst, 0)), sig, idx ^ FLOWTAB_IDX_ALT);
+	flowtab_slot_set(src, s, 0, 0);
+	t->stat[FLOWTAB_STAT_MOVED]++;
+}
+
+/* Make the moves of the BFS path ending at node leaf, from the leaf up, so
+ * that the root bucket gets a free slot. Each move is checked first, and
+ * any prefix of the moves leaves the table consistent. */
 static bool
 flowtab_cuckoo_shift(struct flowtab *t, const struct flowtab_bfs *q, int leaf)
 {
 	for (int x = leaf; q[x].parent >= 0; x = q[x].parent) {
-		struct flowtab_bucket *src = &t->buckets[q[q[x].parent].bucket];
-		struct flowtab_bucket *dst = &t->buckets[q[x].bucket];
-		uint32_t sig = src->sig[q[x].slot];
-		int to = flowtab_free_slot(dst);
+		uint32_t from = q[q[x].parent].bucket, to = q[x].bucket;
+		uint16_t sig = flowtab_slot_sig(&t->buckets[from], q[x].slot);
 
-		if (to < 0 || sig == 0 ||
-		    flowtab_alt(t, q[q[x].parent].bucket, sig) != q[x].bucket)
+		if (flowtab_match(&t->buckets[to], 0) == 0 || sig == 0 ||
+		    flowtab_alt(t, from, sig) != to)
 			return false;
-		dst->sig[to] = sig;
-		dst->idx[to] = src->idx[q[x].slot];
-		src->sig[q[x].slot] = 0;
-		t->stat[FLOWTAB_STAT_MOVED]++;
+		flowtab_move(t, from, q[x].slot, to);
 	}
 	return true;
 }
 
-/* Breadth-first search from the full buckets b1 and b2 for a chain of
+/* Breadth-first search from the key's two full buckets for a chain of
  * moves that ends in a bucket with a free slot; make the moves. */
 static bool
-flowtab_cuckoo(struct flowtab *t, uint32_t b1, uint32_t b2)
+flowtab_cuckoo(struct flowtab *t, struct flowtab_pos pos)
 {
 	struct flowtab_bfs q[FLOWTAB_BFS_NODES];
 	int head = 0, tail = 2;
 
-	q[0] = (struct flowtab_bfs){ b1, -1, 0 };
-	q[1] = (struct flowtab_bfs){ b2, -1, 0 };
+	q[0] = (struct flowtab_bfs){ pos.bucket, -1, 0 };
+	q[1] = (struct flowtab_bfs){ flowtab_alt(t, pos.bucket, pos.sig), -1, 0 };
 	for (; head < tail && tail + FLOWTAB_WAYS <= FLOWTAB_BFS_NODES; head++) {
 		const struct flowtab_bucket *b = &t->buckets[q[head].bucket];
 
 		for (unsigned s = 0; s < FLOWTAB_WAYS; s++) {
-			uint32_t alt = flowtab_alt(t, q[head].bucket, b->sig[s]);
+			uint32_t alt = flowtab_alt(t, q[head].bucket, flowtab_slot_sig(b, s));
 
 			q[tail + (int)s] = (struct flowtab_bfs){ alt, (int16_t)head, (uint8_t)s };
 			flowtab_prefetch(&t->buckets[alt]);
 		}
 		for (unsigned s = 0; s < FLOWTAB_WAYS; s++, tail++)
-			if (flowtab_free_slot(&t->buckets[q[tail].bucket]) >= 0)
+			if (flowtab_match(&t->buckets[q[tail].bucket], 0) != 0)
 				return flowtab_cuckoo_shift(t, q, tail);
 	}
 	return false;
 }
 
-/* Claim a free slot of b1 or b2 for a new entry; its index or NONE. */
+/* Claim a free slot for the key at pos, in its primary bucket if it can,
+ * and a free entry; the entry's index, or NONE. */
 static uint32_t
-flowtab_claim(struct flowtab *t, uint32_t b1, uint32_t b2, uint32_t sig)
+flowtab_claim(struct flowtab *t, struct flowtab_pos pos)
 {
-	struct flowtab_bucket *b = &t->buckets[b1];
-	int s = flowtab_free_slot(b);
+	struct flowtab_bucket *b = &t->buckets[pos.bucket], *alt;
+	uint64_t m = flowtab_match(b, 0);
+	uint32_t i;
 
-	if (s < 0) {
-		b = &t->buckets[b2];
-		s = flowtab_free_slot(b);
-		if (s < 0)
-			return FLOWTAB_NONE;
+	if (m != 0) {
+		i = flowtab_entry_alloc(t);
+		flowtab_slot_set(b, flowtab_slot(m), pos.sig, i);
+		return i;
 	}
-	b->sig[s] = sig;
-	b->idx[s] = flowtab_entry_alloc(t);
-	return b->idx[s];
+	alt = &t->buckets[flowtab_alt(t, pos.bucket, pos.sig)];
+	m = flowtab_match(alt, 0);
+	if (m == 0)
+		return FLOWTAB_NONE;
+	i = flowtab_entry_alloc(t);
+	flowtab_slot_set(alt, flowtab_slot(m), pos.sig, i | FLOWTAB_IDX_ALT);
+	b->overflow++;
+	return i;
 }
 
-/* Find room for k and copy it in: a free slot, else an expired entry of
- * the two buckets, else a free slot made by cuckoo moves; or NULL. */
+/* Find room for k and copy it in: a free slot, else the slot of an expired
+ * entry of the two buckets, else a free slot made by cuckoo moves; or NULL. */
 static struct flowtab_entry *
 flowtab_place(struct flowtab *t, const struct flow_key *k, uint32_t now_ms)
 {
-	uint64_t h = flowtab_hash(t, k);
-	uint32_t sig = flowtab_sig(h), b1 = (uint32_t)h & t->bucket_mask;
-	uint32_t b2 = flowtab_alt(t, b1, sig), i = FLOWTAB_NONE;
-	struct flowtab_entry *e = NULL;
+	struct flowtab_pos pos = flowtab_locate(t, k);
+	uint32_t i = FLOWTAB_NONE;
+	struct flowtab_entry *e;
 
 	if (flowtab_entry_available(t))
-		i = flowtab_claim(t, b1, b2, sig);
+		i = flowtab_claim(t, pos);
+	if (i == FLOWTAB_NONE && flowtab_evict(t, pos, now_ms))
+		i = flowtab_claim(t, pos);
+	if (i == FLOWTAB_NONE && flowtab_entry_available(t) && flowtab_cuckoo(t, pos))
+		i = flowtab_claim(t, pos);
 	if (i == FLOWTAB_NONE)
-		e = flowtab_evict(t, b1, b2, sig, now_ms);
-	if (e == NULL && i == FLOWTAB_NONE && flowtab_entry_available(t) &&
-	    flowtab_cuckoo(t, b1, b2))
-		i = flowtab_claim(t, b1, b2, sig);
-	if (i != FLOWTAB_NONE)
-		e = &t->entries[i];
-	if (e != NULL)
-		memcpy(&e->key, k, sizeof(e->key));
+		return NULL;
+	e = &t->entries[i];
+	memcpy(&e->key, k, sizeof(e->key));
 	return e;
 }
 
@@ -758,6 +875,62 @@ flowtab_walk(const struct flowtab *t, uint64_t *cursor, uint32_t max,
 	}
 	*cursor = i >= t->high ? FLOWTAB_WALK_END : i;
 	return passed;
+}
+
+/* Every occupied slot: a live entry whose key hashes here; overflow counts
+ * tallied in reserved[0] (scratch). */
+static bool
+flowtab_audit_slots(struct flowtab *t, uint32_t *slots)
+{
+	for (uint32_t bi = 0; bi <= t->bucket_mask; bi++) {
+		const struct flowtab_bucket *b = &t->buckets[bi];
+
+		for (uint64_t m = ~flowtab_match(b, 0) & (FLOWTAB_LANES * 3); m != 0; m &= m - 1) {
+			unsigned s = flowtab_slot(m);
+			uint32_t i = b->idx[s] & FLOWTAB_IDX_MASK;
+			struct flowtab_pos pos;
+
+			if (i >= t->high || !(t->entries[i].flags & FLOWTAB_FLAG_LIVE))
+				return false;
+			pos = flowtab_locate(t, &t->entries[i].key);
+			if (pos.sig != flowtab_slot_sig(b, s))
+				return false;
+			if (!(b->idx[s] & FLOWTAB_IDX_ALT) ? pos.bucket != bi
+			    : flowtab_alt(t, pos.bucket, pos.sig) != bi)
+				return false;
+			if (b->idx[s] & FLOWTAB_IDX_ALT)
+				t->buckets[pos.bucket].reserved[0]++;
+			(*slots)++;
+		}
+	}
+	return true;
+}
+
+bool
+flowtab_audit(struct flowtab *t)
+{
+	uint32_t slots = 0, live = 0, freed = 0;
+	bool ok;
+
+	for (uint32_t bi = 0; bi <= t->bucket_mask; bi++)
+		t->buckets[bi].reserved[0] = 0;
+	ok = flowtab_audit_slots(t, &slots);
+	for (uint32_t bi = 0; bi <= t->bucket_mask; bi++) {
+		ok = ok && t->buckets[bi].reserved[0] == t->buckets[bi].overflow;
+		t->buckets[bi].reserved[0] = 0;
+	}
+	for (uint32_t i = 0; ok && i < t->high; i++) {
+		const struct flowtab_entry *e = &t->entries[i];
+
+		if (!(e->flags & FLOWTAB_FLAG_LIVE))
+			continue;
+		live++;
+		ok = flowtab_lookup(t, &e->key) == e;   /* found, so in a slot */
+	}
+	for (uint32_t i = t->free_head; ok && i != FLOWTAB_NONE; i = t->entries[i].backend)
+		ok = i < t->high && t->entries[i].flags == 0 && ++freed <= t->high;
+	/* as many slots as live entries, each found: each in exactly one slot */
+	return ok && slots == live && live == t->count && live + freed == t->high;
 }
 
 uint32_t

@@ -321,4 +321,11 @@ size_t flowtab_bytes_per_flow(const struct flowtab *t);
  * them racily for a status print; the owner writes them. */
 const uint64_t *flowtab_stats(const struct flowtab *t);
 
+/*
+ * Check the table's invariants: every entry in use sits in exactly one slot
+ * of its two buckets, with the right signature and flag; the overflow counts;
+ * the free list. True when they hold. O(capacity); for tests and debugging.
+ */
+bool flowtab_audit(struct flowtab *t);
+
 #endif /* MAGLB_DATAPLANE_FLOWTAB_H */

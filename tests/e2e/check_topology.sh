@@ -43,6 +43,8 @@ finish() {
 	exit "$rc"
 }
 trap finish EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 pass() { passed=$((passed + 1)); printf 'ok    %-44s %s\n' "$1" "$2"; }
 fail() { failed=$((failed + 1)); printf 'FAIL  %-44s %s\n' "$1" "$2"; }
@@ -129,7 +131,7 @@ phase_l2() {
 	fc_out=${fc_out#ready$'\n'}
 	if jq -e '.tcp > 0 and .udp > 0 and .max_frame <= 1514 and .oversize == 0 and .bad_checksum == 0' \
 		<<<"$fc_out" >/dev/null; then
-		pass "af_packet view of lb0" "$(jq -r '"frames=\(.frames) max_frame=\(.max_frame) bad_checksum=\(.bad_checksum)"' <<<"$fc_out")"
+		pass "af_packet view of lb0" "$(jq -r '"frames=\(.frames) (outgoing \(.outgoing)) max_frame=\(.max_frame) bad_checksum=\(.bad_checksum)"' <<<"$fc_out")"
 	else
 		fail "af_packet view of lb0" "$fc_out"
 	fi

@@ -199,7 +199,7 @@ _topo_router() {
 	local p=$1 mode=$2 mtu=$3 r=${1}r
 	_sysctl "$r" net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 	_veth "$r" rc "${p}c" c0
-	_link_up "${p}c" c0 02:00:00:00:10:02 1500 198.18.10.2/24 2001:db8:10::2/64
+	_link_up "${p}c" c0 02:00:00:00:10:02 1500 "$TOPO_CLIENT4/24" "$TOPO_CLIENT6/64"
 	ip -n "${p}c" route add default via 198.18.10.1
 	ip -n "${p}c" -6 route add default via 2001:db8:10::1
 	_link_up "$r" rc 02:00:00:00:10:01 1500 198.18.10.1/24 2001:db8:10::1/64

@@ -6,10 +6,15 @@
  *
  *   framecheck --iface IF [--max-frame BYTES]
  *
- * Counts the frames arriving on IF (a packet socket, as DPDK's af_packet PMD
- * uses; outgoing frames ignored), verifies the TCP and UDP checksums of
- * unfragmented IPv4 and IPv6 packets, and on SIGTERM or SIGINT prints
- *   {"frames":..,"max_frame":..,"oversize":..,"tcp":..,"udp":..,"bad_checksum":..}
+ * Reads IF through a packet socket set up as DPDK 22.11's af_packet PMD sets
+ * up its own: ETH_P_ALL, and PACKET_FANOUT with PACKET_FANOUT_FLAG_DEFRAG, so
+ * the kernel hands over IPv4 datagrams reassembled, never their fragments;
+ * and no PACKET_IGNORE_OUTGOING, so frames the node's own kernel sends on IF
+ * (ARP and ND answers, its management traffic) are read too ("outgoing").
+ * Verifies the TCP and UDP checksums of unfragmented IPv4 and IPv6 packets,
+ * and on SIGTERM or SIGINT prints
+ *   {"frames":..,"outgoing":..,"max_frame":..,"oversize":..,"tcp":..,"udp":..,
+ *    "bad_checksum":..}
  * on stdout and exits 0 (1 if any frame was oversize or had a bad checksum).
  * --max-frame defaults to 1514 (Ethernet header + 1500). "ready" on stdout
  * once the socket is bound.
@@ -34,6 +39,7 @@
 
 #define FRAMECHECK_COUNTERS(X) \
 	X(frames)                  \
+	X(outgoing)                \
 	X(max_frame)               \
 	X(oversize)                \
 	X(tcp)                     \
@@ -133,7 +139,7 @@ static int open_socket(const char *iface)
 		.sll_family = AF_PACKET,
 		.sll_protocol = htons(ETH_P_ALL),
 	};
-	int fd, one = 1;
+	int fd, fanout;
 
 	addr.sll_ifindex = (int)if_nametoindex(iface);
 	if (addr.sll_ifindex == 0)
@@ -141,8 +147,12 @@ static int open_socket(const char *iface)
 	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
 	if (fd < 0)
 		return -errno;
-	setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+	/* As the PMD: fanout (hash, defragment, rollover) after bind. */
+	fanout = (int)(((unsigned)getpid() ^ (unsigned)addr.sll_ifindex) & 0xffff);
+	fanout |= (int)((unsigned)(PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG |
+	                           PACKET_FANOUT_FLAG_ROLLOVER) << 16);
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+	    setsockopt(fd, SOL_PACKET, PACKET_FANOUT, &fanout, sizeof(fanout)) < 0) {
 		close(fd);
 		return -errno;
 	}
@@ -169,8 +179,10 @@ static int run(struct framecheck *fc, int fd, int signal_fd)
 		/* MSG_TRUNC: the real length, even of a frame larger than the buffer. */
 		n = recvfrom(fd, frame, sizeof(frame), MSG_TRUNC | MSG_DONTWAIT,
 		             (struct sockaddr *)&from, &fromlen);
-		if (n < 0 || from.sll_pkttype == PACKET_OUTGOING)
+		if (n < 0)
 			continue;
+		if (from.sll_pkttype == PACKET_OUTGOING)
+			fc->counters[FRAMECHECK_outgoing]++;
 		check_frame(fc, frame, (size_t)n < sizeof(frame) ? (size_t)n : sizeof(frame));
 	}
 }

@@ -207,6 +207,7 @@ fill(struct flowtab *t, uint32_t capacity, struct flow_key *k, uint64_t *s)
 	}
 	ck_assert_uint_ge(n, capacity / 100 * 95);
 	ck_assert_uint_eq(flowtab_count(t), n);
+	ck_assert(flowtab_audit(t));
 	for (uint32_t i = 0; i < n; i++) {
 		struct flowtab_entry *e = flowtab_lookup(t, &k[i]);
 
@@ -243,6 +244,7 @@ START_TEST(test_fill_to_capacity)
 		}
 		ck_assert_uint_ge(refused, 5000 - (caps[c] - n));
 		ck_assert_uint_eq(flowtab_stats(t)[FLOWTAB_STAT_EVICTED], 0);
+		ck_assert(flowtab_audit(t));
 		for (uint32_t i = 0; i < n; i++) {
 			struct flowtab_entry *e = flowtab_lookup(t, &k[i]);
 
@@ -291,6 +293,7 @@ START_TEST(test_expired_entries_reused)
 	ck_assert_uint_ge(inserted, n / 4 * 95 / 100);
 	ck_assert_uint_le(flowtab_count(t), CAP);
 	ck_assert_uint_gt(flowtab_stats(t)[FLOWTAB_STAT_EVICTED], 0);
+	ck_assert(flowtab_audit(t));
 	for (uint32_t i = 0; i < n; i += 2) {         /* no live one lost */
 		e = flowtab_lookup(t, &k[i]);
 		ck_assert_ptr_nonnull(e);
@@ -563,6 +566,7 @@ START_TEST(test_expire_budget)
 	ck_assert_uint_eq(freed, N - LIVE);
 	ck_assert_uint_le(calls, N / BUDGET + 1);
 	ck_assert_uint_eq(flowtab_stats(t)[FLOWTAB_STAT_EXPIRED], N - LIVE);
+	ck_assert(flowtab_audit(t));
 	for (uint32_t i = 0; i < N; i++) {
 		struct flow_key k = key4(i, IPPROTO_UDP);
 
@@ -632,6 +636,7 @@ START_TEST(test_walk_exact)
 		ck_assert_uint_le(w.count[i], 1);
 	ck_assert_uint_gt(pages, passed / 7);
 	ck_assert_uint_eq(flowtab_walk(t, &cursor, 7, walk_count, &w), 0);
+	ck_assert(flowtab_audit(t));
 
 	/* a quiet table: every entry exactly once */
 	memset(w.count, 0, w.n);
