@@ -127,12 +127,20 @@ check_backends(const struct checker *c, const struct config_vip *vip)
 	for (uint32_t i = 0; i < vip->n_backends; i++) {
 		const struct config_backend *b = &vip->backends[i];
 
+		bool v6 = b->addr.family == AF_INET6;
+
 		config_addr_str(&b->addr, buf, sizeof(buf));
-		if (b->addr.family != vip->addr.family)
+		/* Tunnels carry either family (4in6, 6in4); L2 rewrites only MACs. */
+		if (vip->encap == CONFIG_ENCAP_L2 && b->addr.family != vip->addr.family)
 			return config_errorf(c->err, c->errlen, c->name, b->line,
-					     "vip '%s': backend %s is %s but the VIP is %s",
+					     "vip '%s': backend %s is %s but the VIP is %s (encap l2 keeps the VIP's family)",
 					     vip->name, buf, family_name(b->addr.family),
 					     family_name(vip->addr.family));
+		if (vip->encap != CONFIG_ENCAP_L2 &&
+		    !(v6 ? c->cfg->has_node_addr6 : c->cfg->has_node_addr4))
+			return config_errorf(c->err, c->errlen, c->name, b->line,
+					     "vip '%s': backend %s needs node '%s' (the tunnel source)",
+					     vip->name, buf, v6 ? "address6" : "address");
 		if (vip->encap == CONFIG_ENCAP_L2 && !b->has_mac)
 			return config_errorf(c->err, c->errlen, c->name, b->line,
 					     "vip '%s': backend %s needs 'mac' with encap l2",
@@ -144,16 +152,8 @@ check_backends(const struct checker *c, const struct config_vip *vip)
 static int
 check_vip(const struct checker *c, const struct config_vip *vip)
 {
-	const struct config *cfg = c->cfg;
-	bool v6 = vip->addr.family == AF_INET6;
 	uint64_t needed = (uint64_t)CONFIG_TABLE_PER_BACKEND_MIN * vip->n_backends;
 
-	if (vip->encap != CONFIG_ENCAP_L2 &&
-	    !(v6 ? cfg->has_node_addr6 : cfg->has_node_addr4))
-		return config_errorf(c->err, c->errlen, c->name, vip->line,
-				     "vip '%s': encap %s of an %s VIP needs node '%s' (the tunnel source)",
-				     vip->name, config_encap_names[vip->encap],
-				     family_name(vip->addr.family), v6 ? "address6" : "address");
 	if (vip->port == 0 && vip->health.type != CONFIG_HEALTH_NONE &&
 	    vip->health.port == 0)
 		return config_errorf(c->err, c->errlen, c->name, vip->line,

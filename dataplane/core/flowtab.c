@@ -49,6 +49,7 @@ static_assert(FLOWTAB_CAPACITY_MAX <= FLOWTAB_IDX_MASK, "entry index fits beside
 struct flowtab {
 	struct flowtab_bucket *buckets;
 	struct flowtab_entry *entries;
+	uint64_t *overflowed;         /* bit b: buckets[b].overflow != 0 */
 	uint32_t bucket_mask;         /* bucket count - 1 */
 	uint32_t bucket_shift;        /* 32 - log2(bucket count) */
 	uint32_t capacity;
@@ -65,7 +66,7 @@ struct flowtab {
 	bool refill_started;
 	uint64_t tokens;              /* milli-tokens */
 	uint64_t tokens_max;
-	size_t bucket_bytes, entry_bytes;
+	size_t bucket_bytes, entry_bytes, bitmap_bytes;
 	uint64_t stat[FLOWTAB_STAT_MAX];
 };
 
@@ -235,6 +236,24 @@ flowtab_slot(uint64_t m)
 	return (bit >> 4) + ((bit & 1) << 2);
 }
 
+static inline bool
+flowtab_overflowed(const struct flowtab *t, uint32_t b)
+{
+	return (t->overflowed[b / 64] >> (b % 64)) & 1;
+}
+
+/* Count a key of primary bucket b going to (+1) or leaving (-1) its
+ * alternative bucket. */
+static inline void
+flowtab_overflow_add(struct flowtab *t, uint32_t b, int delta)
+{
+	uint32_t n = t->buckets[b].overflow += (uint32_t)delta;
+	uint64_t bit = 1ull << (b % 64);
+
+	t->overflowed[b / 64] = n != 0 ? t->overflowed[b / 64] | bit
+				       : t->overflowed[b / 64] & ~bit;
+}
+
 /* ---- create, destroy ---- */
 
 /*
@@ -316,14 +335,20 @@ flowtab_create(const struct flowtab_params *p)
 	flowtab_init(t, p, buckets);
 	t->bucket_bytes = (size_t)buckets * sizeof(*t->buckets);
 	t->entry_bytes = (size_t)p->capacity * sizeof(*t->entries);
+	t->bitmap_bytes = ((size_t)buckets + 511) / 512 * FLOWTAB_LINE;
 	t->buckets = flowtab_alloc(t->bucket_bytes);
 	if (t->buckets == NULL)
 		goto fail_table;
 	t->entries = flowtab_alloc(t->entry_bytes);
 	if (t->entries == NULL)
 		goto fail_buckets;
+	t->overflowed = flowtab_alloc(t->bitmap_bytes);
+	if (t->overflowed == NULL)
+		goto fail_entries;
 	return t;
 
+fail_entries:
+	free(t->entries);
 fail_buckets:
 	free(t->buckets);
 fail_table:
@@ -338,6 +363,7 @@ flowtab_destroy(struct flowtab *t)
 {
 	if (t == NULL)
 		return;
+	free(t->overflowed);
 	free(t->entries);
 	free(t->buckets);
 	free(t);
@@ -390,11 +416,11 @@ flowtab_prefetch_first(const struct flowtab *t, const struct flowtab_bucket *b, 
 
 /*
  * Three passes over n <= FLOWTAB_BURST_MAX keys, each prefetching what the
- * next one reads: hash, prefetch both buckets; match the primary bucket, or
- * the alternative one when the primary has no candidate and has overflowed,
- * and prefetch the first candidate entry; compare keys. Prefetching the
- * alternative bucket early costs a line that is seldom read, but keeps the
- * chain of misses of a burst two long.
+ * next one reads: hash, prefetch the primary bucket, and the alternative
+ * one too if the primary has overflowed (a bit map small enough to stay in
+ * cache says so); match the primary bucket, or the alternative one when the
+ * primary has no candidate, and prefetch the first candidate entry; compare
+ * keys. The chain of misses of a burst stays two long.
  */
 static void
 flowtab_lookup_stage(struct flowtab *t, const struct flow_key *const keys[],
@@ -406,15 +432,18 @@ flowtab_lookup_stage(struct flowtab *t, const struct flow_key *const keys[],
 
 	for (uint32_t i = 0; i < n; i++) {
 		pos[i] = flowtab_locate(t, keys[i]);
-		alt[i] = flowtab_alt(t, pos[i].bucket, pos[i].sig);
 		flowtab_prefetch(&t->buckets[pos[i].bucket]);
-		flowtab_prefetch(&t->buckets[alt[i]]);
+		if (flowtab_overflowed(t, pos[i].bucket)) {
+			alt[i] = flowtab_alt(t, pos[i].bucket, pos[i].sig);
+			flowtab_prefetch(&t->buckets[alt[i]]);
+		}
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		const struct flowtab_bucket *b = &t->buckets[pos[i].bucket];
 
 		m[i] = flowtab_match(b, pos[i].sig);
 		if (m[i] == 0 && b->overflow != 0) {
+			alt[i] = flowtab_alt(t, pos[i].bucket, pos[i].sig);
 			b = &t->buckets[alt[i]];
 			m[i] = flowtab_match(b, pos[i].sig);
 			in_alt |= 1u << i;
@@ -508,7 +537,7 @@ flowtab_unlink(struct flowtab *t, uint32_t bi, unsigned s)
 	uint16_t sig = flowtab_slot_sig(b, s);
 
 	if (b->idx[s] & FLOWTAB_IDX_ALT)
-		t->buckets[flowtab_alt(t, bi, sig)].overflow--;
+		flowtab_overflow_add(t, flowtab_alt(t, bi, sig), -1);
 	flowtab_slot_set(b, s, 0, 0);
 }
 
@@ -655,9 +684,9 @@ flowtab_move(struct flowtab *t, uint32_t from, unsigned s, uint32_t to)
 	uint32_t idx = src->idx[s];
 
 	if (idx & FLOWTAB_IDX_ALT)
-		dst->overflow--;                  /* back home */
+		flowtab_overflow_add(t, to, -1);     /* back home */
 	else
-		src->overflow++;                  /* away from home */
+		flowtab_overflow_add(t, from, 1);    /* away from home */
 	flowtab_slot_set(dst, flowtab_slot(flowtab_match(dst, 0)), sig, idx ^ FLOWTAB_IDX_ALT);
 	flowtab_slot_set(src, s, 0, 0);
 	t->stat[FLOWTAB_STAT_MOVED]++;
@@ -727,7 +756,7 @@ flowtab_claim(struct flowtab *t, struct flowtab_pos pos)
 		return FLOWTAB_NONE;
 	i = flowtab_entry_alloc(t);
 	flowtab_slot_set(alt, flowtab_slot(m), pos.sig, i | FLOWTAB_IDX_ALT);
-	b->overflow++;
+	flowtab_overflow_add(t, pos.bucket, 1);
 	return i;
 }
 
@@ -916,7 +945,8 @@ flowtab_audit(struct flowtab *t)
 		t->buckets[bi].reserved[0] = 0;
 	ok = flowtab_audit_slots(t, &slots);
 	for (uint32_t bi = 0; bi <= t->bucket_mask; bi++) {
-		ok = ok && t->buckets[bi].reserved[0] == t->buckets[bi].overflow;
+		ok = ok && t->buckets[bi].reserved[0] == t->buckets[bi].overflow &&
+		     flowtab_overflowed(t, bi) == (t->buckets[bi].overflow != 0);
 		t->buckets[bi].reserved[0] = 0;
 	}
 	for (uint32_t i = 0; ok && i < t->high; i++) {
@@ -948,7 +978,7 @@ flowtab_capacity(const struct flowtab *t)
 size_t
 flowtab_memory(const struct flowtab *t)
 {
-	return sizeof(*t) + t->bucket_bytes + t->entry_bytes;
+	return sizeof(*t) + t->bucket_bytes + t->entry_bytes + t->bitmap_bytes;
 }
 
 size_t

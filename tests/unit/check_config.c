@@ -573,10 +573,31 @@ END_TEST
 
 START_TEST(test_backend_family)
 {
-	expect_error(HEAD "vips = (\n" VIP("web4", "198.18.1.1", "80", "tcp", "gre")
-		     "    backends = (\n      { address = \"198.18.2.11\"; },\n"
-		     "      { address = \"2001:db8::1\"; }\n    ); }\n);\n",
+	expect_error(HEAD "vips = (\n" VIP("web4", "198.18.1.1", "80", "tcp", "l2")
+		     "    backends = (\n"
+		     "      { address = \"198.18.2.11\"; mac = \"02:00:00:00:02:0b\"; },\n"
+		     "      { address = \"2001:db8::1\"; mac = \"02:00:00:00:02:0c\"; }\n"
+		     "    ); }\n);\n",
 		     "t.conf:8: ", "vip 'web4': backend 2001:db8::1 is IPv6 but the VIP is IPv4");
+}
+END_TEST
+
+/* Tunnels carry the other family (4in6, 6in4) when the node has its source. */
+START_TEST(test_tunnel_other_family)
+{
+	char err[CONFIG_ERROR_MAX] = "";
+	struct config *cfg = config_load_string(
+		CLUSTER
+		"node = { id = 1; address = \"198.18.0.10\"; address6 = \"2001:db8::10\"; };\n"
+		"ports = ( { name = \"lan0\"; device = \"net_null0\"; } );\n"
+		"vips = (\n" VIP("web4", "198.18.1.1", "80", "tcp", "ipip")
+		"    backends = ( { address = \"2001:db8:2::11\"; },\n"
+		"                 { address = \"198.18.2.11\"; } ); }\n);\n",
+		"t.conf", err, sizeof(err));
+
+	ck_assert_msg(cfg != NULL, "%s", err);
+	ck_assert_int_eq(cfg->vips[0].backends[0].addr.family, AF_INET6);
+	config_free(cfg);
 }
 END_TEST
 
@@ -619,7 +640,7 @@ START_TEST(test_tunnel_source_missing)
 		"ports = ( { name = \"lan0\"; device = \"net_null0\"; } );\n"
 		"vips = (\n" VIP("web6", "2001:db8:1::80", "80", "tcp", "gre")
 		"    backends = ( { address = \"2001:db8:2::11\"; } ); }\n);\n",
-		"t.conf:5: ", "vip 'web6': encap gre of an IPv6 VIP needs node 'address6'");
+		"t.conf:6: ", "vip 'web6': backend 2001:db8:2::11 needs node 'address6' (the tunnel source)");
 }
 END_TEST
 
@@ -641,8 +662,8 @@ START_TEST(test_bad_file)
 	char err[CONFIG_ERROR_MAX] = "";
 
 	ck_assert_ptr_null(config_load("data/bad-backend-family.conf", err, sizeof(err)));
-	ck_assert_str_eq(err, "data/bad-backend-family.conf:19: "
-			 "vip 'web6': backend 198.18.2.11 is IPv4 but the VIP is IPv6");
+	ck_assert_str_eq(err, "data/bad-backend-family.conf:20: "
+			 "vip 'web6': backend 198.18.2.11 needs node 'address' (the tunnel source)");
 }
 END_TEST
 
@@ -709,6 +730,7 @@ config_suite(void)
 	add(s, "duplicate_vip_name", test_duplicate_vip_name);
 	add(s, "duplicate_vip_address", test_duplicate_vip_address);
 	add(s, "backend_family", test_backend_family);
+	add(s, "tunnel_other_family", test_tunnel_other_family);
 	add(s, "l2_needs_mac", test_l2_needs_mac);
 	add(s, "duplicate_backend", test_duplicate_backend);
 	add(s, "duplicate_port", test_duplicate_port);
