@@ -28,8 +28,7 @@
 	X(ICMP_UNHANDLED, "ICMP type neither an error about a flow nor ND") \
 	X(ICMP_BAD_INNER, "ICMP error whose inner header is not a VIP flow") \
 	X(FRAG_AMBIGUOUS, "fragment to an address with several VIPs of its protocol") \
-	X(ARP_IGNORED, "ARP not for an address this node answers for")	\
-	X(ND_IGNORED, "neighbour discovery not for an address of this node") \
+	X(ARP_IGNORED, "ARP that is not Ethernet/IPv4")	\
 	X(NO_BACKEND, "VIP has no backend that takes new flows")	\
 	X(NO_NEIGHBOUR, "backend or gateway MAC not resolved yet")	\
 	X(TOO_BIG, "encapsulated packet over the port MTU")		\
@@ -60,8 +59,6 @@ enum dp_drop {
 	X(FRAGMENTS, "IP fragments forwarded on their 3-tuple")		\
 	X(ICMP_ERRORS, "ICMP errors forwarded to a flow's backend")	\
 	X(TOO_BIG_SENT, "fragmentation-needed / packet-too-big replies sent") \
-	X(ARP_REPLIES, "ARP replies sent")				\
-	X(ND_ADVERTS, "neighbour advertisements sent")			\
 	X(EXPORT_DROPPED, "flow events lost to a full export ring")	\
 	X(FLOWS_EXPIRED, "flow entries expired")
 

@@ -309,7 +309,11 @@ start_tool() {
 	echo "$pid" >"$dir/$name.pid"
 	await_cond 10 _ready_or_gone "$dir/$name.out" "$pid" 2>/dev/null
 	if ! grep -qx ready "$dir/$name.out"; then
-		log "start_tool: $name did not get ready; stderr:"
+		local status=running
+		if _pid_gone "$pid"; then
+			wait "$pid" && status="exit 0" || status="exit $?"
+		fi
+		log "start_tool: $name ($*) did not get ready ($status); stderr:"
 		cat "$dir/$name.err" >&2
 		return 1
 	fi
