@@ -1,0 +1,92 @@
+# shellcheck shell=bash
+# Running maglb-dataplane in a topology of lib.sh, for the e2e tests.
+#
+#   . tests/e2e/lib.sh; . tests/e2e/dp.sh
+#   dp_start PREFIX CONFIG       start it in ${PREFIX}lb, await its IPC
+#   dp_ctl PREFIX ARGS...        maglbctl against it
+#   dp_counter PREFIX SCOPE NAME the value of one counter
+#   dp_stop PREFIX               SIGTERM, await a clean exit (fails otherwise)
+#
+# Binaries come from MAGLB_BUILD (default: build/ of this checkout). Each
+# prefix gets its own EAL file prefix and IPC service, so tests can run one
+# after the other without leftovers mattering.
+
+: "${MAGLB_BUILD:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build}"
+
+dp_service() { printf 'maglb-e2e-%s' "${1%-}"; }
+
+dp_ctl() {
+	local p=$1
+	shift
+	ip netns exec "${p}lb" "$MAGLB_BUILD/ctl/maglbctl" --service "$(dp_service "$p")" "$@"
+}
+
+_dp_up() { dp_ctl "$1" status >/dev/null 2>&1; }
+
+dp_start() {
+	local p=$1 conf=$2 dir
+	dir=$(topo_dir "$p")
+	ip netns exec "${p}lb" "$MAGLB_BUILD/dataplane/maglb-dataplane" --no-huge --no-shconf \
+		-m 512 --no-pci -l 0,1 --file-prefix "${p}dp" --log-level=lib.eal:warning -- \
+		-c "$conf" -f --poll adaptive --service "$(dp_service "$p")" \
+		>"$dir/dataplane.out" 2>"$dir/dataplane.err" &
+	echo $! >"$dir/dataplane.pid"
+	if ! await_cond 20 _dp_up "$p"; then
+		log "dp_start: the dataplane did not come up; stderr:"
+		cat "$dir/dataplane.err" >&2
+		return 1
+	fi
+}
+
+dp_stop() {
+	local p=$1 pidfile pid rc=0
+	pidfile="$(topo_dir "$p")/dataplane.pid"
+	[ -e "$pidfile" ] || return 0
+	pid=$(<"$pidfile")
+	rm -f "$pidfile"
+	kill -TERM "$pid" 2>/dev/null || return 0
+	wait "$pid" || rc=$?
+	[ "$rc" -eq 0 ] || log "dp_stop: the dataplane exited with status $rc"
+	return "$rc"
+}
+
+# dp_counter PREFIX SCOPE NAME: one counter's value (0 when absent).
+dp_counter() {
+	dp_ctl "$1" --json counters "$2" |
+		jq -r --arg s "$2" --arg n "$3" \
+			'[.counters[] | select(.scope == $s and .name == $n) | .value] | add // 0'
+}
+
+# check WHAT COMMAND...: run a check, print PASS/FAIL, count failures.
+E2E_FAILED=0
+E2E_PASSED=0
+check() {
+	local what=$1
+	shift
+	if "$@"; then
+		printf 'PASS %s\n' "$what"
+		E2E_PASSED=$((E2E_PASSED + 1))
+	else
+		printf 'FAIL %s\n' "$what"
+		E2E_FAILED=$((E2E_FAILED + 1))
+	fi
+}
+
+# clients_ok JSON [MIN_PER_BACKEND]: every connection answered with the right
+# payload by one backend, and (with MIN) every backend served at least MIN.
+clients_ok() {
+	local json=$1 min=${2:-0}
+	jq -e --argjson min "$min" \
+		'.ok == .conns and .failed == 0 and .backend_changed == 0 and
+		 ([.per_backend[]] | length) >= (if $min > 0 then 3 else 0 end) and
+		 ([.per_backend[]] | min // $min) >= $min' "$json" >/dev/null ||
+		{ log "clients: $(cat "$json")"; return 1; }
+}
+
+# served_by JSON BACKEND: how many connections BACKEND served.
+served_by() { jq -r --arg b "$2" '.per_backend[$b] // 0' "$1"; }
+
+e2e_summary() {
+	printf '%d passed, %d failed\n' "$E2E_PASSED" "$E2E_FAILED"
+	[ "$E2E_FAILED" -eq 0 ]
+}
