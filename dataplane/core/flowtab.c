@@ -140,6 +140,16 @@ flowtab_splitmix(uint64_t *state)
  * 2^-32 over the random keys, then the murmur3 finaliser to spread it. Five
  * independent multiplies: a few nanoseconds, against SipHash's dozens.
  */
+/* Word i of a key (8 bytes, native order: the hash is per process). */
+static inline uint64_t
+flowtab_word(const struct flow_key *k, unsigned i)
+{
+	uint64_t w;
+
+	memcpy(&w, (const unsigned char *)k + 8 * i, sizeof(w));
+	return w;
+}
+
 static inline uint64_t
 flowtab_nh(uint64_t w, const uint32_t *key)
 {
@@ -150,12 +160,13 @@ flowtab_nh(uint64_t w, const uint32_t *key)
 static inline uint64_t
 flowtab_hash(const struct flowtab *t, const struct flow_key *k)
 {
-	uint64_t w[5], h;
+	static_assert(sizeof(*k) == 40, "five words");
+	uint64_t h = t->hash_key_final + flowtab_nh(flowtab_word(k, 0), &t->hash_key[0]) +
+		     flowtab_nh(flowtab_word(k, 1), &t->hash_key[2]) +
+		     flowtab_nh(flowtab_word(k, 2), &t->hash_key[4]) +
+		     flowtab_nh(flowtab_word(k, 3), &t->hash_key[6]) +
+		     flowtab_nh(flowtab_word(k, 4), &t->hash_key[8]);
 
-	memcpy(w, k, sizeof(w));
-	h = t->hash_key_final + flowtab_nh(w[0], &t->hash_key[0]) +
-	    flowtab_nh(w[1], &t->hash_key[2]) + flowtab_nh(w[2], &t->hash_key[4]) +
-	    flowtab_nh(w[3], &t->hash_key[6]) + flowtab_nh(w[4], &t->hash_key[8]);
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
@@ -183,12 +194,11 @@ flowtab_alt(const struct flowtab *t, uint32_t b, uint16_t sig)
 static inline bool
 flowtab_key_equal(const struct flow_key *a, const struct flow_key *b)
 {
-	uint64_t x[5], y[5];
-
-	memcpy(x, a, sizeof(x));
-	memcpy(y, b, sizeof(y));
-	return ((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) | (x[3] ^ y[3]) |
-		(x[4] ^ y[4])) == 0;
+	return ((flowtab_word(a, 0) ^ flowtab_word(b, 0)) |
+		(flowtab_word(a, 1) ^ flowtab_word(b, 1)) |
+		(flowtab_word(a, 2) ^ flowtab_word(b, 2)) |
+		(flowtab_word(a, 3) ^ flowtab_word(b, 3)) |
+		(flowtab_word(a, 4) ^ flowtab_word(b, 4))) == 0;
 }
 
 static inline uint16_t
@@ -408,10 +418,12 @@ flowtab_lookup(struct flowtab *t, const struct flow_key *k)
 	return e != NULL ? e : flowtab_find_alt(t, pos, k);
 }
 
-static inline void
-flowtab_prefetch_first(const struct flowtab *t, const struct flowtab_bucket *b, uint64_t m)
+/* The entry of the first slot in m. (Prefetch it at the call site: GCC
+ * deletes calls of a function that does nothing but prefetch.) */
+static inline const struct flowtab_entry *
+flowtab_first(const struct flowtab *t, const struct flowtab_bucket *b, uint64_t m)
 {
-	flowtab_prefetch(&t->entries[b->idx[flowtab_slot(m)] & FLOWTAB_IDX_MASK]);
+	return &t->entries[b->idx[flowtab_slot(m)] & FLOWTAB_IDX_MASK];
 }
 
 /*
@@ -432,24 +444,23 @@ flowtab_lookup_stage(struct flowtab *t, const struct flow_key *const keys[],
 
 	for (uint32_t i = 0; i < n; i++) {
 		pos[i] = flowtab_locate(t, keys[i]);
+		alt[i] = flowtab_alt(t, pos[i].bucket, pos[i].sig);
 		flowtab_prefetch(&t->buckets[pos[i].bucket]);
-		if (flowtab_overflowed(t, pos[i].bucket)) {
-			alt[i] = flowtab_alt(t, pos[i].bucket, pos[i].sig);
-			flowtab_prefetch(&t->buckets[alt[i]]);
-		}
+		/* without a branch: a mispredicted one costs more than a prefetch */
+		flowtab_prefetch(&t->buckets[flowtab_overflowed(t, pos[i].bucket) ?
+					     alt[i] : pos[i].bucket]);
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		const struct flowtab_bucket *b = &t->buckets[pos[i].bucket];
 
 		m[i] = flowtab_match(b, pos[i].sig);
 		if (m[i] == 0 && b->overflow != 0) {
-			alt[i] = flowtab_alt(t, pos[i].bucket, pos[i].sig);
 			b = &t->buckets[alt[i]];
 			m[i] = flowtab_match(b, pos[i].sig);
 			in_alt |= 1u << i;
 		}
 		if (m[i] != 0)
-			flowtab_prefetch_first(t, b, m[i]);
+			flowtab_prefetch(flowtab_first(t, b, m[i]));
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		if (in_alt & (1u << i)) {
@@ -655,7 +666,7 @@ flowtab_evict(struct flowtab *t, struct flowtab_pos pos, uint32_t now_ms)
 	for (unsigned p = 0; p < 2; p++)
 		for (uint64_t m = ~flowtab_match(&t->buckets[pair[p]], 0) & (FLOWTAB_LANES * 3);
 		     m != 0; m &= m - 1)
-			flowtab_prefetch_first(t, &t->buckets[pair[p]], m);
+			flowtab_prefetch(flowtab_first(t, &t->buckets[pair[p]], m));
 	for (unsigned p = 0; p < 2; p++) {
 		const struct flowtab_bucket *b = &t->buckets[pair[p]];
 

@@ -307,7 +307,9 @@ start_tool() {
 	ip netns exec "$ns" "$@" >"$dir/$name.out" 2>"$dir/$name.err" &
 	pid=$!
 	echo "$pid" >"$dir/$name.pid"
-	await_cond 10 _ready_or_gone "$dir/$name.out" "$pid" 2>/dev/null
+	local t0=$SECONDS
+	await_cond 10 _ready_or_gone "$dir/$name.out" "$pid" || log "DEBUG await failed"
+	log "DEBUG waited $((SECONDS - t0)) s; out=[$(cat "$dir/$name.out")] stat=[$(cat /proc/$pid/stat 2>&1 | cut -c1-60)]"
 	if ! grep -qx ready "$dir/$name.out"; then
 		local status=running
 		if _pid_gone "$pid"; then

@@ -1,0 +1,1225 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pcapgen: the input of one pcap test scenario (tests/e2e/check_pcap.sh),
+ * and what the dataplane must do with each of its frames.
+ *
+ *   pcapgen [--dst-mac MAC] SCENARIO IN.pcap > EXPECT
+ *
+ * Scenarios (the functions scenario_*() below say frame by frame):
+ *   frags4     IPv4 UDP datagrams in 3 fragments each, interleaved, from
+ *              several clients, plus unfragmented datagrams of the same
+ *              3-tuples; fragments to an ambiguous VIP address, a non-VIP
+ *              and a VIP address of another protocol
+ *   frags6     the same over IPv6 fragment headers (one behind a hop-by-hop
+ *              header), plus an atomic fragment (RFC 6946: no fragment)
+ *   icmp       TCP flows (SYN, ACK), then ICMPv4 3/4 and 11 and ICMPv6 2
+ *              and 1 errors quoting the backends' replies VIP -> client;
+ *              errors about flows never seen (each followed by that flow's
+ *              SYN, so the check sees Maglev's pick); errors with a wrong
+ *              inner source or port; an echo request
+ *   toobig     TCP to GRE VIPs on a port of MTU 1500: over the MTU once
+ *              encapsulated (IPv4 with DF, IPv6, an IPv6 first fragment),
+ *              exactly at it, small, IPv4 without DF, an IPv6 non-first
+ *              fragment (no reply allowed about it)
+ *   malformed  truncated and malformed frames of every kind the parser
+ *              knows, then one good packet
+ *
+ * Every frame goes from ROUTER_MAC to the dataplane's port: DPDK's net_pcap
+ * port 0, whose MAC the PMD derives from the port id (02:70:63:61:70:00),
+ * or --dst-mac. Frames are padded to the 60-byte Ethernet minimum, as a NIC
+ * delivers them. Addresses: 198.18.0.0/15 and 2001:db8::/32 only.
+ *
+ * EXPECT, one item per line ('#' starts a comment), read by pcapcheck and
+ * check_pcap.sh:
+ *   scenario NAME
+ *   mac port|router|gateway MAC     the dataplane's port, the frames' source,
+ *                                   the tunnels' next hop (config gateway_mac)
+ *   node ADDR4 ADDR6                the tunnels' outer source (config node)
+ *   vip NAME ADDR PROTO PORT ENCAP HASH BACKEND...   the config's VIPs;
+ *                                   an l2 backend is ADDR=MAC
+ *   pkt N FATE [ARG]                frame N (from 1):
+ *       fwd                         to a backend of its VIP
+ *       reply MTU                   answered with ICMPv4 fragmentation needed
+ *                                   / ICMPv6 packet too big giving MTU, not
+ *                                   forwarded (drop TOO_BIG, TOO_BIG_SENT)
+ *       drop REASON                 dropped, counted as drop REASON
+ *   counter NAME VALUE              an event counter's expected total
+ *
+ * Exits 0, 1 on an I/O error, 2 on bad arguments.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pcap/pcap.h>
+
+enum {
+	ETH_LEN = 14,
+	FRAME_MIN = 60,                 /* Ethernet minimum without FCS */
+	FRAME_MAX = 4096,
+	IP4_LEN = 20,
+	IP6_LEN = 40,
+	FRAG6_LEN = 8,
+	TCP_LEN = 20,
+	UDP_LEN = 8,
+	ICMP_LEN = 8,
+	PROTO_ICMP = 1,
+	PROTO_TCP = 6,
+	PROTO_UDP = 17,
+	PROTO_GRE = 47,
+	PROTO_ICMP6 = 58,
+	EXT_HOP = 0,
+	EXT_ROUTING = 43,
+	EXT_FRAGMENT = 44,
+	EXT_DEST = 60,
+	TCP_FIN = 0x01,
+	TCP_SYN = 0x02,
+	TCP_PSH = 0x08,
+	TCP_ACK = 0x10,
+	KEYS_MAX = 1024,
+	PORT_MTU = 1500,
+};
+
+#define ETHERTYPE_IPV4 0x0800
+#define ETHERTYPE_ARP 0x0806
+#define ETHERTYPE_VLAN 0x8100
+#define ETHERTYPE_IPV6 0x86dd
+#define ETHERTYPE_LLDP 0x88cc
+
+static const char PORT_MAC[] = "02:70:63:61:70:00";
+static const char ROUTER_MAC[] = "02:00:00:00:00:fe";
+static const char GATEWAY_MAC[] = "02:00:00:00:00:01";
+static const char NODE4[] = "198.18.0.10";
+static const char NODE6[] = "2001:db8::10";
+
+/* The VIPs of check_pcap.sh's config, which must say the same. */
+static const char *const vip_plan[] = {
+	"udp4 198.18.1.1 udp 53 gre client 198.18.2.11 198.18.2.12 198.18.2.13 198.18.2.14",
+	"udp4l2 198.18.1.2 udp 0 l2 5tuple 198.18.0.21=02:00:00:00:00:21 "
+	"198.18.0.22=02:00:00:00:00:22 198.18.0.23=02:00:00:00:00:23",
+	"amb53 198.18.1.3 udp 53 gre 5tuple 198.18.2.11",
+	"amb54 198.18.1.3 udp 54 gre 5tuple 198.18.2.12",
+	"amb6-53 2001:db8:1::3 udp 53 gre 5tuple 2001:db8:2::11",
+	"amb6-54 2001:db8:1::3 udp 54 gre 5tuple 2001:db8:2::12",
+	"udp6 2001:db8:1::1 udp 53 gre client 2001:db8:2::11 2001:db8:2::12 "
+	"2001:db8:2::13 2001:db8:2::14",
+	"udp6l2 2001:db8:1::2 udp 0 l2 client 2001:db8::21=02:00:00:00:00:21 "
+	"2001:db8::22=02:00:00:00:00:22 2001:db8::23=02:00:00:00:00:23",
+	"tcp4 198.18.1.1 tcp 80 gre 5tuple 198.18.2.11 198.18.2.12 198.18.2.13 198.18.2.14",
+	"tcp6 2001:db8:1::1 tcp 80 gre 5tuple 2001:db8:2::11 2001:db8:2::12 "
+	"2001:db8:2::13 2001:db8:2::14",
+};
+
+struct addr {
+	int family;             /* AF_INET, AF_INET6 */
+	uint8_t b[16];
+};
+
+/* Everything about an IP header that a scenario varies. */
+struct ipopt {
+	uint8_t ttl;            /* 0: 64 */
+	uint8_t tos;
+	uint16_t id;            /* IPv4 ID; IPv6 fragment ID */
+	bool df;
+	bool frag;              /* IPv4 offset/MF set; IPv6 fragment header */
+	bool mf;
+	uint16_t frag_off;      /* bytes, a multiple of 8 */
+	const uint8_t *ext6;    /* IPv6 extension headers before any fragment
+				 * header, chained by the caller */
+	size_t ext6_len;
+	uint8_t ext6_first;     /* next header of the IPv6 header then */
+};
+
+/* The fate of a frame: what the dataplane does with it. */
+enum fate {
+	FATE_FWD,
+	FATE_REPLY,
+	FATE_DROP,
+};
+
+/* How far a frame gets: which event counters it moves. */
+enum {
+	F_FRAG = 0x1,           /* a fragment that reaches the flow stage */
+	F_ICMP = 0x2,           /* an ICMP error that reaches the flow stage */
+};
+
+struct gen {
+	pcap_t *pcap;
+	pcap_dumper_t *dump;
+	unsigned n;
+	uint8_t dst_mac[6];
+	uint8_t src_mac[6];
+	char *keys[KEYS_MAX];   /* distinct flow keys: NEW_FLOWS */
+	unsigned n_keys;
+	unsigned fragments, icmp_errors, replies;
+};
+
+static void
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("pcapgen: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static struct addr
+addr_of(const char *s)
+{
+	struct addr a = { 0 };
+
+	if (inet_pton(AF_INET, s, a.b) == 1)
+		a.family = AF_INET;
+	else if (inet_pton(AF_INET6, s, a.b) == 1)
+		a.family = AF_INET6;
+	else
+		die("bad address '%s'", s);
+	return a;
+}
+
+static bool
+mac_parse(const char *s, uint8_t mac[6])
+{
+	unsigned v[6];
+	char tail;
+
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &tail) != 6)
+		return false;
+	for (int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)v[i];
+	return true;
+}
+
+static void
+put16(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	put16(p, v >> 16);
+	put16(p + 2, v);
+}
+
+static uint32_t
+sum16(uint32_t sum, const uint8_t *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)p[i] << 8 | p[i + 1];
+	if (i < len)
+		sum += (uint32_t)p[i] << 8;
+	return sum;
+}
+
+static uint16_t
+fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* The TCP / UDP / ICMPv6 checksum of l4[0..len) between src and dst. */
+static uint16_t
+l4_csum(const struct addr *src, const struct addr *dst, uint8_t proto,
+	const uint8_t *l4, size_t len)
+{
+	size_t alen = src->family == AF_INET ? 4 : 16;
+	uint32_t sum = sum16(0, src->b, alen);
+
+	sum = sum16(sum, dst->b, alen);
+	sum += proto + (uint32_t)(len >> 16) + (uint32_t)(len & 0xffff);
+	return fold(sum16(sum, l4, len));
+}
+
+/* Payload bytes that differ from packet to packet. */
+static void
+fill(uint8_t *p, size_t len, uint32_t seed)
+{
+	uint32_t x = seed * 2654435761u + 12345;
+
+	for (size_t i = 0; i < len; i++) {
+		x = x * 1103515245u + 12345;
+		p[i] = (uint8_t)(x >> 16);
+	}
+}
+
+static size_t
+udp_make(uint8_t *p, const struct addr *src, const struct addr *dst,
+	 uint16_t sport, uint16_t dport, size_t data_len, uint32_t seed)
+{
+	size_t len = UDP_LEN + data_len;
+
+	put16(p, sport);
+	put16(p + 2, dport);
+	put16(p + 4, (uint32_t)len);
+	put16(p + 6, 0);
+	fill(p + UDP_LEN, data_len, seed);
+	put16(p + 6, l4_csum(src, dst, PROTO_UDP, p, len));
+	return len;
+}
+
+static size_t
+tcp_make(uint8_t *p, const struct addr *src, const struct addr *dst,
+	 uint16_t sport, uint16_t dport, uint8_t flags, size_t data_len, uint32_t seed)
+{
+	size_t len = TCP_LEN + data_len;
+
+	memset(p, 0, TCP_LEN);
+	put16(p, sport);
+	put16(p + 2, dport);
+	put32(p + 4, seed * 7919u);                     /* seq */
+	put32(p + 8, flags & TCP_ACK ? seed * 104729u : 0);
+	p[12] = 5 << 4;
+	p[13] = flags;
+	put16(p + 14, 64240);
+	fill(p + TCP_LEN, data_len, seed);
+	put16(p + 16, l4_csum(src, dst, PROTO_TCP, p, len));
+	return len;
+}
+
+static void
+ip4_csum(uint8_t *ip)
+{
+	size_t hlen = (ip[0] & 0xfu) * 4u;
+
+	put16(ip + 10, 0);
+	put16(ip + 10, fold(sum16(0, ip, hlen)));
+}
+
+/*
+ * The IP packet carrying payload[0..plen) of protocol proto from src to dst,
+ * written at out; returns its length.
+ */
+static size_t
+ip_make(uint8_t *out, const struct addr *src, const struct addr *dst, uint8_t proto,
+	const struct ipopt *o, const uint8_t *payload, size_t plen)
+{
+	uint8_t ttl = o->ttl != 0 ? o->ttl : 64;
+	size_t off;
+
+	if (src->family == AF_INET) {
+		uint16_t frag = (uint16_t)((o->df ? 0x4000 : 0) | (o->mf ? 0x2000 : 0) |
+					   (o->frag ? o->frag_off / 8 : 0));
+
+		out[0] = 0x45;
+		out[1] = o->tos;
+		put16(out + 2, (uint32_t)(IP4_LEN + plen));
+		put16(out + 4, o->id);
+		put16(out + 6, frag);
+		out[8] = ttl;
+		out[9] = proto;
+		memcpy(out + 12, src->b, 4);
+		memcpy(out + 16, dst->b, 4);
+		ip4_csum(out);
+		memcpy(out + IP4_LEN, payload, plen);
+		return IP4_LEN + plen;
+	}
+	put32(out, 0x60000000u | (uint32_t)o->tos << 20 | 0x12345);
+	out[6] = o->ext6 != NULL ? o->ext6_first : o->frag ? EXT_FRAGMENT : proto;
+	out[7] = ttl;
+	memcpy(out + 8, src->b, 16);
+	memcpy(out + 24, dst->b, 16);
+	off = IP6_LEN;
+	if (o->ext6 != NULL) {
+		memcpy(out + off, o->ext6, o->ext6_len);
+		off += o->ext6_len;
+	}
+	if (o->frag) {
+		out[off] = proto;
+		out[off + 1] = 0;
+		put16(out + off + 2, (uint32_t)(o->frag_off | (o->mf ? 1 : 0)));
+		put32(out + off + 4, 0x10000u + o->id);
+		off += FRAG6_LEN;
+	}
+	memcpy(out + off, payload, plen);
+	put16(out + 4, (uint32_t)(off - IP6_LEN + plen));
+	return off + plen;
+}
+
+/* ------------------------------------------------------------ output */
+
+static void
+expect_line(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+static void
+key_add(struct gen *g, const char *key)
+{
+	for (unsigned i = 0; i < g->n_keys; i++)
+		if (strcmp(g->keys[i], key) == 0)
+			return;
+	if (g->n_keys == KEYS_MAX)
+		die("too many flow keys");
+	g->keys[g->n_keys] = strdup(key);
+	if (g->keys[g->n_keys] == NULL)
+		die("out of memory");
+	g->n_keys++;
+}
+
+static const char *
+addr_str(const struct addr *a, char *buf, size_t len)
+{
+	return inet_ntop(a->family, a->b, buf, (socklen_t)len);
+}
+
+/* A flow key as the dataplane's table knows it (fragments: ports 0). */
+static const char *
+key_str(char *buf, size_t len, const struct addr *client, uint16_t cport,
+	const struct addr *vip, uint16_t vport, uint8_t proto)
+{
+	char c[INET6_ADDRSTRLEN], v[INET6_ADDRSTRLEN];
+
+	snprintf(buf, len, "%u %s %u %s %u", proto, addr_str(client, c, sizeof(c)),
+		 cport, addr_str(vip, v, sizeof(v)), vport);
+	return buf;
+}
+
+/*
+ * Write one frame (len bytes, zero-padded to 60) and its expectation.
+ * key: the flow key whose entry the frame creates or finds, NULL when it
+ * never reaches the flow table (dropped before, or an ICMP error). reason:
+ * the drop counter (FATE_DROP) or the MTU (FATE_REPLY, as a string).
+ */
+static void
+emit_frame(struct gen *g, const uint8_t *frame, size_t len, enum fate fate,
+	   const char *reason, unsigned flags, const char *key, const char *desc)
+{
+	uint8_t buf[FRAME_MAX];
+	struct pcap_pkthdr h = { 0 };
+
+	if (len > sizeof(buf))
+		die("frame too long");
+	memcpy(buf, frame, len);
+	g->n++;
+	h.ts.tv_sec = 1700000000;
+	h.ts.tv_usec = (suseconds_t)g->n;
+	h.caplen = h.len = (bpf_u_int32)len;
+	pcap_dump((u_char *)g->dump, &h, buf);
+	switch (fate) {
+	case FATE_FWD:
+		expect_line("pkt %u fwd # %s", g->n, desc);
+		break;
+	case FATE_REPLY:
+		expect_line("pkt %u reply %s # %s", g->n, reason, desc);
+		g->replies++;
+		break;
+	case FATE_DROP:
+		expect_line("pkt %u drop %s # %s", g->n, reason, desc);
+		break;
+	}
+	if (key != NULL)
+		key_add(g, key);
+	g->fragments += (flags & F_FRAG) != 0;
+	g->icmp_errors += (flags & F_ICMP) != 0;
+}
+
+/* The Ethernet header of a frame to the port; returns its length. */
+static size_t
+eth_make(const struct gen *g, uint8_t *frame, uint16_t type)
+{
+	memcpy(frame, g->dst_mac, 6);
+	memcpy(frame + 6, g->src_mac, 6);
+	put16(frame + 12, type);
+	return ETH_LEN;
+}
+
+/* Frame the IP packet ip[0..len), zero-padded to 60 bytes, and emit it. */
+static void
+emit_ip(struct gen *g, const uint8_t *ip, size_t len, enum fate fate,
+	const char *reason, unsigned flags, const char *key, const char *desc)
+{
+	uint8_t frame[FRAME_MAX] = { 0 };
+	size_t l2 = eth_make(g, frame, (ip[0] >> 4) == 6 ? ETHERTYPE_IPV6 : ETHERTYPE_IPV4);
+
+	if (l2 + len > sizeof(frame))
+		die("packet too long");
+	memcpy(frame + l2, ip, len);
+	emit_frame(g, frame, l2 + len < FRAME_MIN ? FRAME_MIN : l2 + len, fate, reason,
+		   flags, key, desc);
+}
+
+static void
+emit_header(const char *scenario, const char *port_mac)
+{
+	expect_line("scenario %s", scenario);
+	expect_line("mac port %s", port_mac);
+	expect_line("mac router %s", ROUTER_MAC);
+	expect_line("mac gateway %s", GATEWAY_MAC);
+	expect_line("node %s %s", NODE4, NODE6);
+	for (size_t i = 0; i < sizeof(vip_plan) / sizeof(vip_plan[0]); i++)
+		expect_line("vip %s", vip_plan[i]);
+}
+
+static void
+emit_counters(const struct gen *g)
+{
+	expect_line("counter NEW_FLOWS %u", g->n_keys);
+	expect_line("counter FRAGMENTS %u", g->fragments);
+	expect_line("counter ICMP_ERRORS %u", g->icmp_errors);
+	expect_line("counter TOO_BIG_SENT %u", g->replies);
+}
+
+/* ------------------------------------------------------------ frags */
+
+enum {
+	FRAG_DATA = 1500,           /* UDP data of a fragmented datagram */
+	FRAG_SIZE = 600,            /* payload bytes of the first fragments */
+	FRAG_COUNT = 3,
+	FRAG_CLIENTS = 6,           /* per VIP */
+	FRAG_DATAGRAMS = 2,         /* per client */
+};
+
+struct datagram {
+	struct addr client, vip;
+	uint8_t proto;
+	uint16_t id;
+	uint8_t l4[FRAG_DATA + UDP_LEN];
+	size_t l4_len;
+	bool hop_by_hop;            /* IPv6: a hop-by-hop header before the fragment header */
+};
+
+/* Fragment f of d (payload offset f * FRAG_SIZE) into out. */
+static size_t
+fragment_make(uint8_t *out, const struct datagram *d, unsigned f)
+{
+	static const uint8_t hbh[8] = { EXT_FRAGMENT, 0, 1, 4, 0, 0, 0, 0 };  /* PadN */
+	size_t off = (size_t)f * FRAG_SIZE;
+	size_t len = d->l4_len - off < FRAG_SIZE ? d->l4_len - off : FRAG_SIZE;
+	struct ipopt o = {
+		.id = d->id, .frag = true, .mf = f + 1 < FRAG_COUNT,
+		.frag_off = (uint16_t)off,
+	};
+
+	if (d->hop_by_hop) {
+		o.ext6 = hbh;
+		o.ext6_len = sizeof(hbh);
+		o.ext6_first = EXT_HOP;
+	}
+	return ip_make(out, &d->client, &d->vip, d->proto, &o, d->l4 + off, len);
+}
+
+/* An unfragmented UDP datagram client:cport -> vip:vport. */
+static void
+emit_udp(struct gen *g, const struct addr *client, uint16_t cport,
+	 const struct addr *vip, uint16_t vport, size_t data_len, uint32_t seed,
+	 const struct ipopt *o, const char *desc)
+{
+	uint8_t l4[FRAME_MAX], ip[FRAME_MAX];
+	char key[128];
+	size_t n = udp_make(l4, client, vip, cport, vport, data_len, seed);
+
+	n = ip_make(ip, client, vip, PROTO_UDP, o, l4, n);
+	emit_ip(g, ip, n, FATE_FWD, NULL, 0,
+		key_str(key, sizeof(key), client, cport, vip, vport, PROTO_UDP), desc);
+}
+
+/*
+ * Datagrams from FRAG_CLIENTS clients to vip (port vport), FRAG_DATAGRAMS
+ * each, fragmented. Fills ds from *n on.
+ */
+static void
+frags_datagrams(struct datagram *ds, unsigned *n, const char *client_fmt,
+		unsigned first_client, const char *vip, uint16_t vport, bool hbh_first)
+{
+	for (unsigned c = 0; c < FRAG_CLIENTS; c++) {
+		char client[64];
+
+		snprintf(client, sizeof(client), client_fmt, first_client + c);
+		for (unsigned k = 0; k < FRAG_DATAGRAMS; k++) {
+			struct datagram *d = &ds[(*n)++];
+
+			d->client = addr_of(client);
+			d->vip = addr_of(vip);
+			d->proto = PROTO_UDP;
+			d->id = (uint16_t)(1000 + *n);
+			d->hop_by_hop = hbh_first && c == 0 && k == 0;
+			d->l4_len = udp_make(d->l4, &d->client, &d->vip,
+					     (uint16_t)(30000 + 10 * c + k), vport,
+					     FRAG_DATA, d->id);
+		}
+	}
+}
+
+/*
+ * Fragments of every datagram, interleaved: round r sends, of each datagram
+ * in turn, its fragment r (even datagrams) or FRAG_COUNT - 1 - r (odd ones:
+ * the last fragment first).
+ */
+static void
+frags_interleaved(struct gen *g, const struct datagram *ds, unsigned n)
+{
+	for (unsigned r = 0; r < FRAG_COUNT; r++) {
+		for (unsigned i = 0; i < n; i++) {
+			const struct datagram *d = &ds[i];
+			unsigned f = i % 2 == 0 ? r : FRAG_COUNT - 1 - r;
+			uint8_t ip[FRAME_MAX];
+			char key[128], c[INET6_ADDRSTRLEN], desc[160];
+			size_t len = fragment_make(ip, d, f);
+
+			snprintf(desc, sizeof(desc), "fragment %u/%u of datagram id %u from %s%s",
+				 f + 1, FRAG_COUNT, d->id, addr_str(&d->client, c, sizeof(c)),
+				 d->hop_by_hop ? " (behind a hop-by-hop header)" : "");
+			emit_ip(g, ip, len, FATE_FWD, NULL, F_FRAG,
+				key_str(key, sizeof(key), &d->client, 0, &d->vip, 0, d->proto),
+				desc);
+		}
+	}
+}
+
+/* Unfragmented datagrams of the datagrams' 3-tuples (two ports each). */
+static void
+frags_whole(struct gen *g, const struct datagram *ds, unsigned n, uint16_t vport,
+	    uint16_t base, const char *when)
+{
+	struct ipopt o = { .df = true };
+
+	for (unsigned i = 0; i < n; i += FRAG_DATAGRAMS) {
+		char desc[160], c[INET6_ADDRSTRLEN];
+
+		snprintf(desc, sizeof(desc), "unfragmented, same 3-tuple as %s's fragments (%s)",
+			 addr_str(&ds[i].client, c, sizeof(c)), when);
+		o.id = (uint16_t)(base + i);
+		emit_udp(g, &ds[i].client, (uint16_t)(base + i), &ds[i].vip, vport, 32 + i,
+			 base + i, &o, desc);
+	}
+}
+
+/* Fragments no VIP takes: an ambiguous address, a non-VIP, another protocol. */
+static void
+frags_refused(struct gen *g, const char *client_s, const char *amb, const char *none,
+	      const char *udp_only)
+{
+	struct datagram d = { .client = addr_of(client_s), .vip = addr_of(amb),
+			      .proto = PROTO_UDP, .id = 7 };
+	uint8_t ip[FRAME_MAX];
+	size_t len;
+
+	d.l4_len = udp_make(d.l4, &d.client, &d.vip, 5353, 53, FRAG_DATA, d.id);
+	for (unsigned f = 0; f < FRAG_COUNT; f++) {
+		len = fragment_make(ip, &d, f);
+		emit_ip(g, ip, len, FATE_DROP, "FRAG_AMBIGUOUS", 0, NULL,
+			"fragment to an address with two exact-port UDP VIPs");
+	}
+	d.vip = addr_of(none);
+	d.l4_len = udp_make(d.l4, &d.client, &d.vip, 5353, 53, FRAG_DATA, d.id);
+	len = fragment_make(ip, &d, 0);
+	emit_ip(g, ip, len, FATE_DROP, "NOT_VIP", 0, NULL, "fragment to no VIP");
+	d.vip = addr_of(udp_only);
+	d.proto = PROTO_TCP;
+	len = fragment_make(ip, &d, 1);
+	emit_ip(g, ip, len, FATE_DROP, "VIP_PROTO", 0, NULL,
+		"TCP fragment to a UDP-only VIP address");
+}
+
+static void
+scenario_frags4(struct gen *g)
+{
+	struct datagram ds[2 * FRAG_CLIENTS * FRAG_DATAGRAMS];
+	unsigned n = 0;
+
+	frags_datagrams(ds, &n, "198.18.10.%u", 1, "198.18.1.1", 53, false);
+	frags_datagrams(ds, &n, "198.18.10.%u", 11, "198.18.1.2", 5000, false);
+	frags_whole(g, ds, n / 2, 53, 40000, "before");
+	frags_whole(g, ds + n / 2, n / 2, 5000, 40000, "before");
+	frags_interleaved(g, ds, n);
+	frags_whole(g, ds, n / 2, 53, 41000, "after");
+	frags_whole(g, ds + n / 2, n / 2, 5000, 41000, "after");
+	frags_refused(g, "198.18.10.21", "198.18.1.3", "198.18.1.200", "198.18.1.2");
+}
+
+static void
+scenario_frags6(struct gen *g)
+{
+	struct datagram ds[2 * FRAG_CLIENTS * FRAG_DATAGRAMS];
+	struct ipopt atomic = { .frag = true, .id = 99 };
+	unsigned n = 0;
+
+	frags_datagrams(ds, &n, "2001:db8:10::%x", 1, "2001:db8:1::1", 53, true);
+	frags_datagrams(ds, &n, "2001:db8:10::%x", 0x11, "2001:db8:1::2", 5000, false);
+	frags_whole(g, ds, n / 2, 53, 40000, "before");
+	frags_whole(g, ds + n / 2, n / 2, 5000, 40000, "before");
+	frags_interleaved(g, ds, n);
+	frags_whole(g, ds, n / 2, 53, 41000, "after");
+	frags_whole(g, ds + n / 2, n / 2, 5000, 41000, "after");
+	/* offset 0, M 0: an atomic fragment is a whole datagram (RFC 6946) */
+	emit_udp(g, &ds[0].client, 42000, &ds[0].vip, 53, 100, 42000, &atomic,
+		 "atomic fragment (offset 0, M 0): a whole datagram, its 5-tuple");
+	frags_refused(g, "2001:db8:10::21", "2001:db8:1::3", "2001:db8:1::200",
+		      "2001:db8:1::2");
+}
+
+/* ------------------------------------------------------------- icmp */
+
+enum {
+	ICMP_FLOWS = 6,             /* per family */
+	ICMP_QUOTE_DATA = 8,        /* TCP payload bytes quoted after the header */
+};
+
+struct flow {
+	struct addr client, vip;
+	uint16_t cport, vport;
+};
+
+/* A TCP segment client -> VIP of flow f. */
+static void
+emit_tcp(struct gen *g, const struct flow *f, uint8_t flags, size_t data_len,
+	 uint32_t seed, const struct ipopt *o, enum fate fate, const char *reason,
+	 const char *desc)
+{
+	uint8_t l4[FRAME_MAX], ip[FRAME_MAX];
+	char key[128];
+	size_t n = tcp_make(l4, &f->client, &f->vip, f->cport, f->vport, flags, data_len, seed);
+
+	n = ip_make(ip, &f->client, &f->vip, PROTO_TCP, o, l4, n);
+	emit_ip(g, ip, n, fate, reason, 0,
+		key_str(key, sizeof(key), &f->client, f->cport, &f->vip, f->vport, PROTO_TCP),
+		desc);
+}
+
+/*
+ * An ICMP error from router to the VIP of flow f quoting the backend's
+ * reply VIP -> client (a full-size segment of which the router quotes the
+ * headers and ICMP_QUOTE_DATA bytes). inner_src: the quoted source, normally
+ * the VIP; qport: the quoted source port, normally the VIP's.
+ */
+static void
+emit_icmp_error(struct gen *g, const struct flow *f, const struct addr *router,
+		uint8_t type, uint8_t code, uint32_t mtu, const struct addr *inner_src,
+		uint16_t qport, enum fate fate, const char *reason, const char *desc)
+{
+	bool v4 = f->vip.family == AF_INET;
+	uint8_t inner_l4[FRAME_MAX], inner[FRAME_MAX], icmp[FRAME_MAX], ip[FRAME_MAX];
+	struct ipopt o = { .df = true, .id = 4242 };
+	size_t n, quote, icmp_len;
+
+	n = tcp_make(inner_l4, inner_src, &f->client, qport, f->cport, TCP_ACK | TCP_PSH,
+		     v4 ? 1460 : 1440, f->cport);
+	n = ip_make(inner, inner_src, &f->client, PROTO_TCP, &o, inner_l4, n);
+	quote = (v4 ? IP4_LEN : IP6_LEN) + TCP_LEN + ICMP_QUOTE_DATA;
+	icmp[0] = type;
+	icmp[1] = code;
+	put16(icmp + 2, 0);
+	if (v4)
+		put32(icmp + 4, type == 3 && code == 4 ? mtu & 0xffff : 0);
+	else
+		put32(icmp + 4, mtu);
+	memcpy(icmp + ICMP_LEN, inner, quote);
+	icmp_len = ICMP_LEN + quote;
+	if (v4)
+		put16(icmp + 2, fold(sum16(0, icmp, icmp_len)));
+	else
+		put16(icmp + 2, l4_csum(router, &f->vip, PROTO_ICMP6, icmp, icmp_len));
+	o.id = (uint16_t)(g->n + 1);
+	n = ip_make(ip, router, &f->vip, v4 ? PROTO_ICMP : PROTO_ICMP6, &o, icmp, icmp_len);
+	emit_ip(g, ip, n, fate, reason, fate == FATE_FWD ? F_ICMP : 0, NULL, desc);
+}
+
+static void
+icmp_flows(struct flow *fl, const char *client_fmt, const char *vip)
+{
+	for (unsigned i = 0; i < ICMP_FLOWS; i++) {
+		char client[64];
+
+		snprintf(client, sizeof(client), client_fmt, 1 + i);
+		fl[i].client = addr_of(client);
+		fl[i].vip = addr_of(vip);
+		fl[i].cport = (uint16_t)(33000 + 7 * i);
+		fl[i].vport = 80;
+	}
+}
+
+/* The errors of one family about its flows fl, errors of type/code. */
+static void
+icmp_family(struct gen *g, const struct flow *fl, const char *router_s,
+	    uint8_t type, uint8_t code, uint8_t type2, const char *what)
+{
+	struct addr router = addr_of(router_s);
+	char desc[160];
+
+	for (unsigned i = 0; i < ICMP_FLOWS; i++) {
+		bool other = i == ICMP_FLOWS - 1;
+
+		snprintf(desc, sizeof(desc), "%s about flow %u", other ? "another error type" : what, i);
+		emit_icmp_error(g, &fl[i], &router, other ? type2 : type, other ? 0 : code, 1400,
+				&fl[i].vip, fl[i].vport, FATE_FWD, NULL, desc);
+	}
+}
+
+/* Errors about a flow never seen, then that flow's SYN; bad errors. */
+static void
+icmp_unknown_and_bad(struct gen *g, const struct flow *known, const char *client_s,
+		     const char *router_s, const char *wrong_src, uint8_t type, uint8_t code)
+{
+	struct addr router = addr_of(router_s), wrong = addr_of(wrong_src);
+	struct flow unknown = { .client = addr_of(client_s), .vip = known->vip,
+				.cport = 44444, .vport = 80 };
+	struct ipopt o = { .df = true, .id = 77 };
+
+	emit_icmp_error(g, &unknown, &router, type, code, 1400, &unknown.vip, 80, FATE_FWD,
+			NULL, "error about a flow never seen: Maglev's pick");
+	emit_tcp(g, &unknown, TCP_SYN, 0, 77, &o, FATE_FWD, NULL,
+		 "SYN of the flow of that error, after it: a new flow, Maglev's pick");
+	emit_icmp_error(g, known, &router, type, code, 1400, &wrong, known->vport, FATE_DROP,
+			"ICMP_BAD_INNER", "inner source is not the outer destination");
+	emit_icmp_error(g, known, &router, type, code, 1400, &known->vip, 81, FATE_DROP,
+			"ICMP_BAD_INNER", "inner source port 81: no VIP");
+}
+
+static void
+scenario_icmp(struct gen *g)
+{
+	struct flow f4[ICMP_FLOWS], f6[ICMP_FLOWS];
+	struct ipopt syn = { .df = true }, ack = { .df = true };
+	uint8_t echo[64], ip[128];
+	struct addr client, vip;
+	size_t n;
+
+	icmp_flows(f4, "198.18.10.%u", "198.18.1.1");
+	icmp_flows(f6, "2001:db8:10::%x", "2001:db8:1::1");
+	for (unsigned i = 0; i < ICMP_FLOWS; i++) {
+		syn.id = (uint16_t)(100 + i);
+		emit_tcp(g, &f4[i], TCP_SYN, 0, 100 + i, &syn, FATE_FWD, NULL, "SYN");
+		emit_tcp(g, &f6[i], TCP_SYN, 0, 200 + i, &syn, FATE_FWD, NULL, "SYN");
+	}
+	for (unsigned i = 0; i < ICMP_FLOWS; i++) {
+		ack.id = (uint16_t)(300 + i);
+		emit_tcp(g, &f4[i], TCP_ACK, 100, 300 + i, &ack, FATE_FWD, NULL, "ACK with data");
+		emit_tcp(g, &f6[i], TCP_ACK, 100, 400 + i, &ack, FATE_FWD, NULL, "ACK with data");
+	}
+	icmp_family(g, f4, "198.18.0.1", 3, 4, 11, "ICMPv4 fragmentation needed");
+	icmp_family(g, f6, "2001:db8::1", 2, 0, 1, "ICMPv6 packet too big");
+	icmp_unknown_and_bad(g, &f4[0], "198.18.10.99", "198.18.0.1", "198.18.1.9", 3, 4);
+	icmp_unknown_and_bad(g, &f6[0], "2001:db8:10::99", "2001:db8::1", "2001:db8:1::9", 2, 0);
+
+	/* An echo request to the VIP: no error about a flow. */
+	client = addr_of("198.18.10.1");
+	vip = addr_of("198.18.1.1");
+	memset(echo, 0, sizeof(echo));
+	echo[0] = 8;
+	put16(echo + 4, 1);
+	put16(echo + 6, 1);
+	fill(echo + ICMP_LEN, sizeof(echo) - ICMP_LEN, 8);
+	put16(echo + 2, fold(sum16(0, echo, sizeof(echo))));
+	n = ip_make(ip, &client, &vip, PROTO_ICMP, &syn, echo, sizeof(echo));
+	emit_ip(g, ip, n, FATE_DROP, "ICMP_UNHANDLED", 0, NULL, "echo request to the VIP");
+}
+
+/* ----------------------------------------------------------- toobig */
+
+/* The MTU a client learns: the port's minus the backend's GRE overhead. */
+static const char *
+too_big_mtu(const struct addr *vip)
+{
+	return vip->family == AF_INET ? "1476" : "1456";
+}
+
+static void
+toobig_family(struct gen *g, const char *client_s, const char *vip_s, uint16_t base)
+{
+	struct flow f = { .client = addr_of(client_s), .vip = addr_of(vip_s), .vport = 80 };
+	bool v4 = f.vip.family == AF_INET;
+	size_t hdr = (v4 ? IP4_LEN : IP6_LEN) + TCP_LEN;
+	size_t limit = PORT_MTU - (v4 ? 24 : 44);          /* largest that fits */
+	const char *mtu = too_big_mtu(&f.vip);
+	struct ipopt o = { .df = true };
+	char desc[160];
+	static const size_t sizes[] = { PORT_MTU, 0, 1, 120 };  /* 0: limit, 1: limit + 1 */
+
+	for (unsigned i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t size = sizes[i] == 0 ? limit : sizes[i] == 1 ? limit + 1 : sizes[i];
+		bool big = size > limit;
+
+		f.cport = (uint16_t)(base + i);
+		o.id = (uint16_t)(base + i);
+		snprintf(desc, sizeof(desc), "%s %zu bytes of IP%s: %s", v4 ? "IPv4 DF" : "IPv6",
+			 size, size == limit ? " (exactly the MTU once in GRE)" : "",
+			 big ? "too big once in GRE" : "fits");
+		emit_tcp(g, &f, TCP_ACK, size - hdr, base + i, &o, big ? FATE_REPLY : FATE_FWD,
+			 big ? mtu : NULL, desc);
+	}
+}
+
+/* IPv6 fragments of 1496 bytes: the first gets a reply, a later one none. */
+static void
+toobig_fragments6(struct gen *g)
+{
+	struct datagram d = { .client = addr_of("2001:db8:10::7"), .vip = addr_of("2001:db8:1::1"),
+			      .proto = PROTO_TCP, .id = 9 };
+	struct ipopt o = { .id = 9, .frag = true, .mf = true };
+	uint8_t ip[FRAME_MAX], l4[FRAME_MAX];
+	char key[128];
+	size_t n, chunk = 1448;     /* a multiple of 8: 1496-byte fragments */
+
+	n = tcp_make(l4, &d.client, &d.vip, 5555, 80, TCP_ACK, 2 * chunk - TCP_LEN, 9);
+	key_str(key, sizeof(key), &d.client, 0, &d.vip, 0, PROTO_TCP);
+	n = ip_make(ip, &d.client, &d.vip, PROTO_TCP, &o, l4, chunk);
+	emit_ip(g, ip, n, FATE_REPLY, "1456", F_FRAG, key,
+		"IPv6 first fragment, 1496 bytes: too big, a reply");
+	o.mf = false;
+	o.frag_off = (uint16_t)chunk;
+	n = ip_make(ip, &d.client, &d.vip, PROTO_TCP, &o, l4 + chunk, chunk);
+	emit_ip(g, ip, n, FATE_DROP, "TOO_BIG", F_FRAG, key,
+		"IPv6 non-first fragment, 1496 bytes: too big, no reply may quote it");
+}
+
+static void
+scenario_toobig(struct gen *g)
+{
+	struct flow f = { .client = addr_of("198.18.10.8"), .vip = addr_of("198.18.1.1"),
+			  .cport = 6000, .vport = 80 };
+	struct ipopt nodf = { .id = 6000 };
+
+	toobig_family(g, "198.18.10.5", "198.18.1.1", 5000);
+	toobig_family(g, "2001:db8:10::5", "2001:db8:1::1", 5100);
+	emit_tcp(g, &f, TCP_ACK, 1500 - IP4_LEN - TCP_LEN, 6000, &nodf, FATE_DROP,
+		 "FRAG_NO_DF_TOO_BIG", "IPv4 without DF, 1500 bytes: too big, no reply");
+	toobig_fragments6(g);
+}
+
+/* -------------------------------------------------------- malformed */
+
+/* A valid TCP SYN packet client -> VIP (IPv4 or IPv6) at ip; returns its length. */
+static size_t
+good_tcp(uint8_t *ip, int family, uint16_t cport, size_t data_len)
+{
+	struct addr c = addr_of(family == AF_INET ? "198.18.10.50" : "2001:db8:10::50");
+	struct addr v = addr_of(family == AF_INET ? "198.18.1.1" : "2001:db8:1::1");
+	struct ipopt o = { .df = true, .id = cport };
+	uint8_t l4[FRAME_MAX];
+	size_t n = tcp_make(l4, &c, &v, cport, 80, TCP_SYN, data_len, cport);
+
+	return ip_make(ip, &c, &v, PROTO_TCP, &o, l4, n);
+}
+
+static size_t
+good_udp(uint8_t *ip, uint16_t cport, size_t data_len)
+{
+	struct addr c = addr_of("198.18.10.50"), v = addr_of("198.18.1.1");
+	struct ipopt o = { .id = cport };
+	uint8_t l4[FRAME_MAX];
+	size_t n = udp_make(l4, &c, &v, cport, 53, data_len, cport);
+
+	return ip_make(ip, &c, &v, PROTO_UDP, &o, l4, n);
+}
+
+static void
+drop_ip(struct gen *g, const uint8_t *ip, size_t len, const char *reason, const char *desc)
+{
+	emit_ip(g, ip, len, FATE_DROP, reason, 0, NULL, desc);
+}
+
+/* Frames cut short, or not IP at all. */
+static void
+malformed_l2(struct gen *g)
+{
+	uint8_t f[FRAME_MAX], ip[FRAME_MAX];
+	size_t l2, n;
+
+	l2 = eth_make(g, f, ETHERTYPE_IPV4);
+	emit_frame(g, f, 10, FATE_DROP, "TRUNCATED", 0, NULL, "10-byte frame: no Ethernet header");
+	put16(f + 12, ETHERTYPE_VLAN);
+	put16(f + 14, 7);
+	emit_frame(g, f, 16, FATE_DROP, "TRUNCATED", 0, NULL, "802.1Q tag cut short");
+	n = good_tcp(ip, AF_INET, 1001, 0);
+	put16(f + 12, ETHERTYPE_IPV4);
+	memcpy(f + l2, ip, n);
+	emit_frame(g, f, l2 + 12, FATE_DROP, "TRUNCATED", 0, NULL, "IPv4 header cut at 12 bytes");
+	n = good_tcp(ip, AF_INET6, 1002, 0);
+	put16(f + 12, ETHERTYPE_IPV6);
+	memcpy(f + l2, ip, n);
+	emit_frame(g, f, l2 + 30, FATE_DROP, "TRUNCATED", 0, NULL, "IPv6 header cut at 30 bytes");
+	put16(f + 12, ETHERTYPE_LLDP);
+	memset(f + l2, 0, 46);
+	emit_frame(g, f, FRAME_MIN, FATE_DROP, "BAD_ETHERTYPE", 0, NULL, "LLDP ethertype");
+	put16(f + 12, ETHERTYPE_VLAN);
+	put16(f + 14, 7);
+	put16(f + 16, ETHERTYPE_VLAN);
+	memcpy(f + 18, ip, n);
+	emit_frame(g, f, 18 + n, FATE_DROP, "BAD_ETHERTYPE", 0, NULL, "two 802.1Q tags");
+}
+
+/* IPv4 headers that lie. */
+static void
+malformed_ip4(struct gen *g)
+{
+	uint8_t ip[FRAME_MAX];
+	size_t n;
+
+	n = good_tcp(ip, AF_INET6, 1101, 0);
+	emit_frame(g, (uint8_t[ETH_LEN]){ 0 }, 0, FATE_DROP, "TRUNCATED", 0, NULL,
+		   "empty frame");
+	{
+		uint8_t f[FRAME_MAX];
+		size_t l2 = eth_make(g, f, ETHERTYPE_IPV4);
+
+		memcpy(f + l2, ip, n);      /* IPv6 packet behind the IPv4 ethertype */
+		emit_frame(g, f, l2 + n, FATE_DROP, "BAD_IP_VERSION", 0, NULL,
+			   "IPv6 packet under the IPv4 ethertype");
+	}
+	n = good_tcp(ip, AF_INET, 1102, 0);
+	ip[0] = 0x44;
+	ip4_csum(ip);
+	drop_ip(g, ip, n, "BAD_IHL", "IPv4 IHL 4");
+	n = good_tcp(ip, AF_INET, 1103, 0);
+	ip[0] = 0x4f;
+	drop_ip(g, ip, n, "BAD_IHL", "IPv4 IHL 15 (60 bytes) past its 40-byte packet");
+	n = good_tcp(ip, AF_INET, 1104, 0);
+	put16(ip + 2, 0);
+	ip4_csum(ip);
+	drop_ip(g, ip, n, "BAD_IHL", "IPv4 total length 0, below the header");
+	n = good_tcp(ip, AF_INET, 1105, 0);
+	put16(ip + 2, 1000);
+	ip4_csum(ip);
+	drop_ip(g, ip, n, "BAD_IP_LENGTH", "IPv4 total length 1000 past the 60-byte frame");
+	n = good_tcp(ip, AF_INET, 1106, 200);
+	drop_ip(g, ip, n - 100, "BAD_IP_LENGTH", "IPv4 packet cut inside its payload");
+	n = good_tcp(ip, AF_INET, 1107, 0);
+	ip[10] ^= 0x5a;
+	drop_ip(g, ip, n, "BAD_IP_CHECKSUM", "IPv4 header checksum wrong");
+	n = good_tcp(ip, AF_INET, 1108, 0);
+	ip[8] = 0;
+	ip4_csum(ip);
+	drop_ip(g, ip, n, "TTL_EXCEEDED", "IPv4 TTL 0");
+}
+
+/* IPv6 headers and extension chains that lie. */
+static void
+malformed_ip6(struct gen *g)
+{
+	uint8_t ip[FRAME_MAX], l4[FRAME_MAX], ext[64];
+	struct addr c = addr_of("2001:db8:10::50"), v = addr_of("2001:db8:1::1");
+	struct ipopt o = { 0 };
+	size_t n;
+
+	n = good_tcp(ip, AF_INET, 1201, 0);
+	{
+		uint8_t f[FRAME_MAX];
+		size_t l2 = eth_make(g, f, ETHERTYPE_IPV6);
+
+		memcpy(f + l2, ip, n);      /* IPv4 packet behind the IPv6 ethertype */
+		emit_frame(g, f, l2 + 40, FATE_DROP, "BAD_IP_VERSION", 0, NULL,
+			   "IPv4 packet under the IPv6 ethertype");
+	}
+	n = good_tcp(ip, AF_INET6, 1202, 0);
+	put16(ip + 4, 200);
+	drop_ip(g, ip, n, "BAD_IP_LENGTH", "IPv6 payload length 200 past the frame");
+	n = good_tcp(ip, AF_INET6, 1203, 0);
+	ip[7] = 0;
+	drop_ip(g, ip, n, "TTL_EXCEEDED", "IPv6 hop limit 0");
+
+	/* five destination options headers: one more than the walk takes */
+	memset(ext, 0, sizeof(ext));
+	for (unsigned i = 0; i < 5; i++) {
+		ext[8 * i] = i < 4 ? EXT_DEST : PROTO_TCP;
+		ext[8 * i + 2] = 1;         /* PadN, 4 bytes */
+		ext[8 * i + 3] = 4;
+	}
+	o.ext6 = ext;
+	o.ext6_len = 40;
+	o.ext6_first = EXT_DEST;
+	n = tcp_make(l4, &c, &v, 1204, 80, TCP_SYN, 0, 1204);
+	n = ip_make(ip, &c, &v, PROTO_TCP, &o, l4, n);
+	drop_ip(g, ip, n, "BAD_EXT_HEADER", "IPv6 chain of 5 extension headers");
+
+	/* hop-by-hop behind a destination options header */
+	ext[0] = EXT_HOP;
+	ext[8] = PROTO_TCP;
+	o.ext6_len = 16;
+	n = tcp_make(l4, &c, &v, 1205, 80, TCP_SYN, 0, 1205);
+	n = ip_make(ip, &c, &v, PROTO_TCP, &o, l4, n);
+	drop_ip(g, ip, n, "BAD_EXT_HEADER", "IPv6 hop-by-hop header not first");
+
+	/* a routing header whose length runs past the payload */
+	ext[0] = PROTO_TCP;
+	ext[1] = 20;                        /* 168 bytes */
+	o.ext6_len = 8;
+	o.ext6_first = EXT_ROUTING;
+	n = tcp_make(l4, &c, &v, 1206, 80, TCP_SYN, 0, 1206);
+	n = ip_make(ip, &c, &v, PROTO_TCP, &o, l4, n);
+	drop_ip(g, ip, n, "BAD_EXT_HEADER", "IPv6 routing header longer than the payload");
+}
+
+/* L4 headers that lie. */
+static void
+malformed_l4(struct gen *g)
+{
+	struct addr c = addr_of("198.18.10.50"), v = addr_of("198.18.1.1");
+	struct addr c6 = addr_of("2001:db8:10::50"), v6 = addr_of("2001:db8:1::1");
+	struct ipopt o = { .id = 1300 };
+	uint8_t ip[FRAME_MAX], l4[FRAME_MAX];
+	size_t n;
+
+	n = tcp_make(l4, &c, &v, 1301, 80, TCP_SYN, 0, 1301);
+	n = ip_make(ip, &c, &v, PROTO_TCP, &o, l4, 10);
+	drop_ip(g, ip, n, "BAD_L4", "TCP header cut at 10 bytes");
+	n = good_tcp(ip, AF_INET, 1302, 0);
+	ip[IP4_LEN + 12] = 4 << 4;
+	drop_ip(g, ip, n, "BAD_L4", "TCP data offset 4");
+	n = good_tcp(ip, AF_INET, 1303, 0);
+	ip[IP4_LEN + 12] = 15 << 4;
+	drop_ip(g, ip, n, "BAD_L4", "TCP data offset 15 past its 20-byte segment");
+	n = tcp_make(l4, &c6, &v6, 1304, 80, TCP_SYN, 0, 1304);
+	n = ip_make(ip, &c6, &v6, PROTO_TCP, &o, l4, 12);
+	drop_ip(g, ip, n, "BAD_L4", "IPv6: TCP header cut at 12 bytes");
+	n = udp_make(l4, &c, &v, 1305, 53, 0, 1305);
+	n = ip_make(ip, &c, &v, PROTO_UDP, &o, l4, 4);
+	drop_ip(g, ip, n, "BAD_L4", "UDP header cut at 4 bytes");
+	n = good_udp(ip, 1306, 10);
+	put16(ip + IP4_LEN + 4, 4);
+	drop_ip(g, ip, n, "BAD_L4", "UDP length 4");
+	n = good_udp(ip, 1307, 10);
+	put16(ip + IP4_LEN + 4, 100);
+	drop_ip(g, ip, n, "BAD_L4", "UDP length 100 past its 18-byte datagram");
+	l4[0] = 8;
+	n = ip_make(ip, &c, &v, PROTO_ICMP, &o, l4, 4);
+	drop_ip(g, ip, n, "BAD_L4", "ICMP header cut at 4 bytes");
+	memset(l4, 0, 32);
+	l4[0] = 3;
+	l4[1] = 4;
+	l4[ICMP_LEN] = 0x45;
+	n = ip_make(ip, &c, &v, PROTO_ICMP, &o, l4, ICMP_LEN + 10);
+	drop_ip(g, ip, n, "ICMP_BAD_INNER", "ICMP error quoting 10 bytes of IPv4");
+	n = good_tcp(l4 + ICMP_LEN, AF_INET, 1308, 0);
+	l4[0] = 1;
+	l4[1] = 0;
+	n = ip_make(ip, &c6, &v6, PROTO_ICMP6, &o, l4, ICMP_LEN + n);
+	drop_ip(g, ip, n, "ICMP_BAD_INNER", "ICMPv6 error quoting an IPv4 packet");
+}
+
+/* Well-formed, but not for this node, or not for a VIP. */
+static void
+malformed_others(struct gen *g)
+{
+	uint8_t f[FRAME_MAX], ip[FRAME_MAX];
+	struct addr c = addr_of("198.18.10.50"), none = addr_of("198.18.1.200");
+	struct addr v = addr_of("198.18.1.1");
+	struct ipopt o = { .id = 1400 };
+	uint8_t l4[64];
+	size_t l2, n;
+
+	n = good_tcp(ip, AF_INET, 1401, 0);
+	l2 = eth_make(g, f, ETHERTYPE_IPV4);
+	f[5] ^= 0x01;                       /* another host's MAC */
+	memcpy(f + l2, ip, n);
+	emit_frame(g, f, l2 + n, FATE_DROP, "OTHER_HOST", 0, NULL, "to another MAC address");
+	n = tcp_make(l4, &c, &none, 1402, 80, TCP_SYN, 0, 1402);
+	n = ip_make(ip, &c, &none, PROTO_TCP, &o, l4, n);
+	drop_ip(g, ip, n, "NOT_VIP", "TCP to no VIP");
+	n = tcp_make(l4, &c, &v, 1403, 81, TCP_SYN, 0, 1403);
+	n = ip_make(ip, &c, &v, PROTO_TCP, &o, l4, n);
+	drop_ip(g, ip, n, "VIP_PROTO", "TCP to a VIP address, port 81");
+	memset(l4, 0, 8);
+	put16(l4 + 2, 0x0800);
+	n = ip_make(ip, &c, &v, PROTO_GRE, &o, l4, 8);
+	drop_ip(g, ip, n, "VIP_PROTO", "GRE to a VIP address");
+	n = ip_make(ip, &c, &none, PROTO_GRE, &o, l4, 8);
+	drop_ip(g, ip, n, "NOT_VIP", "GRE to no VIP");
+}
+
+/* A 3000-byte frame: more than one mbuf; its first segment cuts the packet. */
+static void
+malformed_jumbo(struct gen *g)
+{
+	uint8_t ip[FRAME_MAX];
+	size_t n = good_tcp(ip, AF_INET, 1501, 3000 - ETH_LEN - IP4_LEN - TCP_LEN);
+
+	drop_ip(g, ip, n, "BAD_IP_LENGTH", "3000-byte frame over two mbufs");
+}
+
+static void
+scenario_malformed(struct gen *g)
+{
+	uint8_t ip[FRAME_MAX];
+	size_t n;
+
+	malformed_l2(g);
+	malformed_ip4(g);
+	malformed_ip6(g);
+	malformed_l4(g);
+	malformed_others(g);
+	malformed_jumbo(g);
+	n = good_tcp(ip, AF_INET, 1999, 0);
+	emit_ip(g, ip, n, FATE_FWD, NULL, 0, "6 198.18.10.50 1999 198.18.1.1 80",
+		"the one good packet, last");
+}
+
+/* --------------------------------------------------------------- main */
+
+static const struct {
+	const char *name;
+	void (*run)(struct gen *g);
+} scenarios[] = {
+	{ "frags4", scenario_frags4 },
+	{ "frags6", scenario_frags6 },
+	{ "icmp", scenario_icmp },
+	{ "toobig", scenario_toobig },
+	{ "malformed", scenario_malformed },
+};
+
+static int
+usage(void)
+{
+	fprintf(stderr, "usage: pcapgen [--dst-mac MAC] SCENARIO OUT.pcap > EXPECT\n"
+		"scenarios: frags4 frags6 icmp toobig malformed\n");
+	return 2;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct gen g = { 0 };
+	const char *dst_mac = PORT_MAC;
+	int i = 1;
+
+	if (argc > 2 && strcmp(argv[1], "--dst-mac") == 0) {
+		dst_mac = argv[2];
+		i = 3;
+	}
+	if (argc - i != 2 || !mac_parse(dst_mac, g.dst_mac))
+		return usage();
+	mac_parse(ROUTER_MAC, g.src_mac);
+	for (size_t s = 0; s < sizeof(scenarios) / sizeof(scenarios[0]); s++) {
+		if (strcmp(argv[i], scenarios[s].name) != 0)
+			continue;
+		g.pcap = pcap_open_dead(DLT_EN10MB, 65535);
+		if (g.pcap == NULL)
+			die("pcap_open_dead failed");
+		g.dump = pcap_dump_open(g.pcap, argv[i + 1]);
+		if (g.dump == NULL)
+			die("%s: %s", argv[i + 1], pcap_geterr(g.pcap));
+		emit_header(argv[i], dst_mac);
+		scenarios[s].run(&g);
+		emit_counters(&g);
+		if (pcap_dump_flush(g.dump) != 0 || fflush(stdout) != 0)
+			die("write failed: %s", strerror(errno));
+		pcap_dump_close(g.dump);
+		pcap_close(g.pcap);
+		for (unsigned k = 0; k < g.n_keys; k++)
+			free(g.keys[k]);
+		return 0;
+	}
+	return usage();
+}
