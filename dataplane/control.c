@@ -33,7 +33,6 @@ const char *const control_counter_names[CONTROL_COUNTER_MAX] = {
 enum {
 	TICK_NS = 1000 * 1000,          /* 1 ms */
 	SLOW_BURST = 64,
-	EXPORT_BURST = 1024,
 	SOLICIT_MAX = 64,
 	SYNCED_EXPIRE_BUDGET = 1024,
 	NEIGH_CAPACITY = 4096,
@@ -388,18 +387,21 @@ static const uint8_t wire_event_of[EXPORT_EVENT_MAX] = {
 	[EXPORT_CLOSE] = WIRE_FLOW_EVENT_CLOSE,
 };
 
-/* Drain a worker's export ring into batches, one event kind per batch. */
-static void
+/*
+ * Take up to CONTROL_EXPORT_BURST records from a worker's export ring into
+ * batches, one event kind per batch. Returns how many it took.
+ */
+static unsigned
 exports(struct control *c, struct worker *w)
 {
-	static struct export_rec recs[EXPORT_BURST];
+	struct export_rec *recs = c->recs;
 	const struct dp_state *s = control_state(c);
 	unsigned n = rte_ring_sc_dequeue_burst_elem(w->export_ring, recs, sizeof(recs[0]),
-						    EXPORT_BURST, NULL);
+						    CONTROL_EXPORT_BURST, NULL);
 
 	if (c->export_conn == 0) {
 		c->counters[CONTROL_EXPORT_NO_SUBSCRIBER] += n;
-		return;
+		return n;
 	}
 	for (int ev = 0; ev < EXPORT_EVENT_MAX; ev++) {
 		size_t k = 0;
@@ -422,6 +424,7 @@ exports(struct control *c, struct worker *w)
 		if (k > 0)
 			export_send(c, (enum wire_flow_event)wire_event_of[ev], k);
 	}
+	return n;
 }
 
 /* ----------------------------------------------------------- the loop */
@@ -448,7 +451,9 @@ tick(void *arg)
 			slow_path(c, m[j]);
 			rte_pktmbuf_free(m[j]);
 		}
-		exports(c, w);
+		/* Bounded: a flood of new flows must not starve the rest of the tick. */
+		for (int k = 0; k < 8 && exports(c, w) == CONTROL_EXPORT_BURST; k++)
+			;
 	}
 	neighbours(c);
 	synced_expire(c->sh->synced, control_now_ms(c), SYNCED_EXPIRE_BUDGET, dest_valid, c);
@@ -486,8 +491,9 @@ control_start(struct control *c)
 	neigh_params_default(&np);
 	c->neigh = neigh_create(NEIGH_CAPACITY, &np);
 	c->flows = calloc(IPC_FLOWS_PER_MSG_MAX, sizeof(*c->flows));
+	c->recs = calloc(CONTROL_EXPORT_BURST, sizeof(*c->recs));
 	c->loop = qb_loop_create();
-	if (c->neigh == NULL || c->flows == NULL || c->loop == NULL)
+	if (c->neigh == NULL || c->flows == NULL || c->recs == NULL || c->loop == NULL)
 		return -ENOMEM;
 	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
 		qb_loop_signal_add(c->loop, QB_LOOP_HIGH, signals[i], c, on_signal, &sh);
@@ -542,6 +548,7 @@ control_run(struct control_params *p)
 	}
 	p->cfg = c.cfg;     /* the caller frees the config in force */
 	retire_ready(&c, true);
+	free(c.recs);
 	free(c.flows);
 	neigh_destroy(c.neigh);
 	state_ctx_destroy(c.sctx);

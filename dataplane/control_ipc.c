@@ -368,7 +368,7 @@ lookup(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg *r
 	const struct flow_key *keys[1] = { &k };
 	struct synced_value sv;
 	enum dp_drop why;
-	int64_t vip;
+	int64_t vip, pick;
 	uint32_t now = control_now_ms(c);
 
 	control_key_from_wire(&req->lookup_key, &k);
@@ -400,21 +400,9 @@ lookup(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg *r
 		return 0;
 	}
 	out->table = WIRE_FLOW_TABLE_MAGLEV;
-	{
-		const struct dp_vip *v = &s->vips[vip];
-		struct flow_key hk = k;
-		uint16_t rank;
-
-		if (v->hash == CONFIG_HASH_CLIENT) {
-			hk.vip_port = hk.client_port = 0;
-			hk.proto = 0;
-		}
-		rank = maglev_lookup(v->maglev->slots, v->maglev->size,
-				     flow_key_hash(&hk, &s->seed));
-		if (rank == MAGLEV_SLOT_NONE)
-			return 0;
-		e = (struct flowtab_entry){ .key = k, .backend = v->maglev->rank_dest[rank],
-					    .last_ms = now };
+	pick = state_maglev_pick(s, (uint32_t)vip, &k);
+	if (pick >= 0) {
+		e = (struct flowtab_entry){ .key = k, .backend = (uint32_t)pick, .last_ms = now };
 		entry_to_wire(s, &e, now, 0, &out->flow);
 	}
 	return 0;

@@ -42,7 +42,10 @@ enum control_counter {
 	CONTROL_COUNTER_MAX
 };
 
-enum { CONTROL_RETIRED_MAX = 64 };
+enum {
+	CONTROL_RETIRED_MAX = 64,
+	CONTROL_EXPORT_BURST = 1024,    /* records taken from a ring per tick */
+};
 
 struct control {
 	qb_loop_t *loop;
@@ -59,6 +62,7 @@ struct control {
 	uint64_t export_seq;
 	uint64_t export_lost;           /* to report in the next batch */
 	struct wire_flow *flows;        /* scratch: IPC_FLOWS_PER_MSG_MAX entries */
+	struct export_rec *recs;        /* scratch: CONTROL_EXPORT_BURST records */
 	struct {
 		struct dp_state *state;
 		uint64_t token;

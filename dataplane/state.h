@@ -22,7 +22,9 @@
 
 #include "config/config.h"
 #include "dataplane/core/encap.h"
+#include "dataplane/core/flow_key.h"
 #include "dataplane/core/hash.h"
+#include "dataplane/core/maglev.h"
 
 struct viptab;
 
@@ -133,6 +135,27 @@ struct dp_state *state_with_owned(struct state_ctx *ctx, const struct dp_state *
  * *rc = 0 when nothing changed. */
 struct dp_state *state_with_neighbours(struct state_ctx *ctx, const struct dp_state *s,
 				       int *rc);
+
+/*
+ * Maglev's destination for the flow k of VIP vip: -1 when the VIP has no
+ * backend for new flows. A client-persistent VIP hashes the client address
+ * alone. Any thread; the packet path.
+ */
+static inline int64_t
+state_maglev_pick(const struct dp_state *s, uint32_t vip, const struct flow_key *k)
+{
+	const struct dp_vip *v = &s->vips[vip];
+	struct flow_key hk = *k;
+	uint16_t rank;
+
+	if (v->hash == CONFIG_HASH_CLIENT) {
+		hk.vip_port = 0;
+		hk.client_port = 0;
+		hk.proto = 0;
+	}
+	rank = maglev_lookup(v->maglev->slots, v->maglev->size, flow_key_hash(&hk, &s->seed));
+	return rank == MAGLEV_SLOT_NONE ? -1 : (int64_t)v->maglev->rank_dest[rank];
+}
 
 /* Free s and drop its Maglev table references. No worker may read it. */
 void state_free(struct dp_state *s);

@@ -76,24 +76,6 @@ static const uint8_t touch_event[FLOWTAB_EXPORT_MAX] = {
 	[FLOWTAB_EXPORT_NEW] = EXPORT_NEW,
 };
 
-/* Maglev's pick for the flow; -1 when the VIP has no backend for new flows. */
-static inline int64_t
-maglev_pick(const struct dp_state *st, uint32_t vip, const struct flow_key *k)
-{
-	const struct dp_vip *v = &st->vips[vip];
-	struct flow_key hk = *k;
-	uint16_t rank;
-
-	if (v->hash == CONFIG_HASH_CLIENT) {
-		hk.vip_port = 0;
-		hk.client_port = 0;
-		hk.proto = 0;
-	}
-	rank = maglev_lookup(v->maglev->slots, v->maglev->size,
-			     flow_key_hash(&hk, &st->seed));
-	return rank == MAGLEV_SLOT_NONE ? -1 : (int64_t)v->maglev->rank_dest[rank];
-}
-
 /* Whether an entry's destination still carries its flows. */
 static inline bool
 dest_usable(const struct dp_state *st, uint32_t dest, uint32_t vip)
@@ -193,7 +175,7 @@ carry(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
 
 	if (!dest_usable(st, dest, b->vip[i])) {
 		/* Backend down or gone: reschedule the flow, tell the peers. */
-		int64_t pick = maglev_pick(st, b->vip[i], &b->meta[i].key);
+		int64_t pick = state_maglev_pick(st, b->vip[i], &b->meta[i].key);
 
 		if (pick < 0) {
 			drop(w, b->pkts[i], DP_DROP_NO_BACKEND);
@@ -252,7 +234,7 @@ on_new(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
 	const struct pkt_meta *meta = &b->meta[i];
 	struct flowtab_entry *e = b->entries[i];
 	enum flowtab_refuse why;
-	int64_t pick = maglev_pick(st, b->vip[i], &meta->key);
+	int64_t pick = state_maglev_pick(st, b->vip[i], &meta->key);
 
 	if (pick < 0) {
 		drop(w, b->pkts[i], DP_DROP_NO_BACKEND);

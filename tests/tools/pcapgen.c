@@ -159,7 +159,7 @@ struct gen {
 	unsigned fragments, icmp_errors, replies;
 };
 
-static void
+_Noreturn static void
 die(const char *fmt, ...)
 {
 	va_list ap;

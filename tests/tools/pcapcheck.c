@@ -1,0 +1,1043 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pcapcheck: checks what the dataplane wrote to its tx pcap against what
+ * pcapgen fed it and expects (tests/e2e/check_pcap.sh).
+ *
+ *   pcapcheck EXPECT IN.pcap OUT.pcap
+ *
+ * EXPECT is pcapgen's (its header comment has the format). Every output
+ * frame must be one of:
+ *   - a GRE packet (outer IPv4 or IPv6) from the node to a backend of the
+ *     VIP of the input packet it carries, byte for byte, through the
+ *     gateway MAC: outer checksum, lengths, TTL 64, DF and TOS / traffic
+ *     class copied, ID 0, a flow label, GRE without flags;
+ *   - an input frame with only its MACs rewritten to a backend of its
+ *     (l2) VIP;
+ *   - an ICMPv4 fragmentation-needed / ICMPv6 packet-too-big reply from
+ *     the VIP to the client about an input packet whose fate is "reply",
+ *     with the expected MTU, valid checksums, back to the router's MAC,
+ *     quoting the packet's start (up to 576 / 1280 bytes of reply).
+ * Every "fwd" input comes out exactly once, every "reply" input is answered
+ * exactly once and not forwarded, nothing else comes out. Packets of one
+ * flow key (the dataplane's: the 5-tuple, the 3-tuple for fragments, the
+ * quoted flow for an ICMP error) come out in their input order and go to
+ * one backend, and so do all packets of one client to a VIP that hashes
+ * the client only. So:
+ *   frags*   all fragments of a datagram, and of its 3-tuple, share one
+ *            backend; on "client" VIPs the unfragmented datagrams too;
+ *   icmp     each error went where its flow's packets went (for the error
+ *            about an unseen flow: where that flow's later SYN, a Maglev
+ *            pick, went), and every forwarded error has such packets;
+ *   toobig   replies as above; the small and exactly-fitting packets
+ *            forwarded;
+ *   malformed  only the good packet came out.
+ * Each VIP with 4 groups or more must use 2 backends or more (the flow
+ * keys really vary).
+ *
+ * Exits 0 when all holds, 1 with a message per mismatch, 2 on bad usage
+ * or unreadable input.
+ */
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pcap/pcap.h>
+
+enum {
+	ETH_LEN = 14,
+	IP4_LEN = 20,
+	IP6_LEN = 40,
+	GRE_LEN = 4,
+	ICMP_LEN = 8,
+	PROTO_ICMP = 1,
+	PROTO_TCP = 6,
+	PROTO_UDP = 17,
+	PROTO_GRE = 47,
+	PROTO_ICMP6 = 58,
+	REPLY4_MAX = 576,           /* RFC 1812: an ICMPv4 error's IP length */
+	REPLY6_MAX = 1280,          /* RFC 4443 */
+	FRAMES_MAX = 4096,
+	VIPS_MAX = 64,
+	BACKENDS_MAX = 16,
+	NAME_MAX_LEN = 32,
+	TEXT_MAX = 192,
+	KEY_MAX = 128,
+	ERRORS_SHOWN = 40,
+};
+
+#define ETHERTYPE_IPV4 0x0800
+#define ETHERTYPE_IPV6 0x86dd
+
+struct addr {
+	int family;                 /* AF_INET, AF_INET6; 0: none */
+	uint8_t b[16];
+};
+
+struct backend {
+	struct addr addr;
+	uint8_t mac[6];
+};
+
+struct vip {
+	char name[NAME_MAX_LEN];
+	struct addr addr;
+	uint8_t proto;
+	uint16_t port;
+	bool l2;
+	bool client_hash;
+	struct backend backends[BACKENDS_MAX];
+	unsigned n_backends;
+};
+
+enum fate {
+	FATE_NONE = 0,
+	FATE_FWD,
+	FATE_REPLY,
+	FATE_DROP,
+};
+
+struct frame {
+	uint8_t *b;
+	uint32_t len;
+};
+
+/* What pcapcheck understands of a well-formed input packet. */
+struct pkt {
+	bool ok;
+	int family;
+	const uint8_t *ip;
+	uint32_t ip_len;
+	struct addr src, dst;
+	uint8_t proto;              /* after the IPv6 extension headers */
+	bool frag;
+	bool icmp_error;
+	uint8_t df, tos;
+	char key[KEY_MAX];          /* the dataplane's flow key */
+	const struct vip *vip;
+};
+
+struct input {
+	struct frame f;
+	enum fate fate;
+	char reason[NAME_MAX_LEN];  /* drop counter */
+	unsigned mtu;               /* reply */
+	char desc[TEXT_MAX];
+	struct pkt p;
+	int out;                    /* output frame that carries it, -1 */
+	int reply;                  /* output frame that answers it, -1 */
+	char backend[KEY_MAX];      /* "gre ADDR" / "l2 MAC" */
+};
+
+struct check {
+	char scenario[NAME_MAX_LEN];
+	uint8_t port_mac[6], router_mac[6], gateway_mac[6];
+	struct addr node4, node6;
+	struct vip vips[VIPS_MAX];
+	unsigned n_vips;
+	struct input in[FRAMES_MAX];
+	unsigned n_in;
+	struct frame out[FRAMES_MAX];
+	unsigned n_out;
+	unsigned errors;
+	unsigned gre, l2, replies;
+};
+
+static void
+fail(struct check *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (++c->errors > ERRORS_SHOWN)
+		return;
+	fprintf(stderr, "pcapcheck: %s: ", c->scenario);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+_Noreturn static void
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("pcapcheck: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+static uint16_t
+get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t
+get32(const uint8_t *p)
+{
+	return (uint32_t)get16(p) << 16 | get16(p + 2);
+}
+
+static uint32_t
+sum16(uint32_t sum, const uint8_t *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)p[i] << 8 | p[i + 1];
+	if (i < len)
+		sum += (uint32_t)p[i] << 8;
+	return sum;
+}
+
+/* Whether the one's complement sum of what sum covers is 0xffff. */
+static bool
+csum_ok(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
+static bool
+icmp6_csum_ok(const uint8_t *src, const uint8_t *dst, const uint8_t *icmp, uint32_t len)
+{
+	uint32_t sum = sum16(sum16(0, src, 16), dst, 16);
+
+	return csum_ok(sum16(sum + PROTO_ICMP6 + (len >> 16) + (len & 0xffff), icmp, len));
+}
+
+static const char *
+addr_str(const struct addr *a, char *buf, size_t len)
+{
+	if (a->family == 0 || inet_ntop(a->family, a->b, buf, (socklen_t)len) == NULL)
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+static const char *
+mac_str(const uint8_t *m, char *buf, size_t len)
+{
+	snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+	return buf;
+}
+
+static bool
+addr_parse(const char *s, struct addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (inet_pton(AF_INET, s, a->b) == 1)
+		a->family = AF_INET;
+	else if (inet_pton(AF_INET6, s, a->b) == 1)
+		a->family = AF_INET6;
+	return a->family != 0;
+}
+
+static bool
+mac_parse(const char *s, uint8_t mac[6])
+{
+	unsigned v[6];
+	char tail;
+
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &tail) != 6)
+		return false;
+	for (int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)v[i];
+	return true;
+}
+
+static bool
+addr_eq(const struct addr *a, const struct addr *b)
+{
+	return a->family == b->family &&
+	       memcmp(a->b, b->b, a->family == AF_INET ? 4 : 16) == 0;
+}
+
+static struct addr
+addr_at(int family, const uint8_t *p)
+{
+	struct addr a = { .family = family };
+
+	memcpy(a.b, p, family == AF_INET ? 4 : 16);
+	return a;
+}
+
+/* ------------------------------------------------------------ expect */
+
+/* "vip NAME ADDR PROTO PORT ENCAP HASH BACKEND..." after "vip ". */
+static void
+parse_vip(struct check *c, char *line, unsigned lineno)
+{
+	struct vip *v = &c->vips[c->n_vips];
+	char *save = NULL, *tok[6];
+	unsigned port = 0;
+
+	if (c->n_vips == VIPS_MAX)
+		die("expect:%u: too many vips", lineno);
+	for (int i = 0; i < 6; i++)
+		if ((tok[i] = strtok_r(i == 0 ? line : NULL, " \t", &save)) == NULL)
+			die("expect:%u: short vip line", lineno);
+	snprintf(v->name, sizeof(v->name), "%s", tok[0]);
+	if (!addr_parse(tok[1], &v->addr) || sscanf(tok[3], "%u", &port) != 1 || port > 65535)
+		die("expect:%u: bad vip", lineno);
+	v->proto = strcmp(tok[2], "tcp") == 0 ? PROTO_TCP : PROTO_UDP;
+	v->port = (uint16_t)port;
+	v->l2 = strcmp(tok[4], "l2") == 0;
+	v->client_hash = strcmp(tok[5], "client") == 0;
+	for (char *b; (b = strtok_r(NULL, " \t", &save)) != NULL;) {
+		struct backend *be = &v->backends[v->n_backends];
+		char *eq = strchr(b, '=');
+
+		if (v->n_backends == BACKENDS_MAX)
+			die("expect:%u: too many backends", lineno);
+		if (eq != NULL)
+			*eq = '\0';
+		if (!addr_parse(b, &be->addr) || (eq != NULL && !mac_parse(eq + 1, be->mac)))
+			die("expect:%u: bad backend '%s'", lineno, b);
+		v->n_backends++;
+	}
+	c->n_vips++;
+}
+
+/* "pkt N FATE [ARG] # desc" after "pkt ". */
+static void
+parse_pkt(struct check *c, char *line, const char *desc, unsigned lineno)
+{
+	char fate[16] = "", arg[NAME_MAX_LEN] = "";
+	unsigned n;
+	struct input *in;
+
+	if (sscanf(line, "%u %15s %31s", &n, fate, arg) < 2 || n == 0 || n > FRAMES_MAX)
+		die("expect:%u: bad pkt line", lineno);
+	in = &c->in[n - 1];
+	if (in->fate != FATE_NONE)
+		die("expect:%u: packet %u twice", lineno, n);
+	snprintf(in->desc, sizeof(in->desc), "%s", desc);
+	if (strcmp(fate, "fwd") == 0) {
+		in->fate = FATE_FWD;
+	} else if (strcmp(fate, "reply") == 0 && sscanf(arg, "%u", &in->mtu) == 1) {
+		in->fate = FATE_REPLY;
+	} else if (strcmp(fate, "drop") == 0 && arg[0] != '\0') {
+		in->fate = FATE_DROP;
+		snprintf(in->reason, sizeof(in->reason), "%s", arg);
+	} else {
+		die("expect:%u: bad fate '%s'", lineno, fate);
+	}
+}
+
+static void
+parse_line(struct check *c, char *line, unsigned lineno)
+{
+	char *hash = strchr(line, '#'), desc[TEXT_MAX] = "", a[64], b[64];
+
+	if (hash != NULL) {
+		snprintf(desc, sizeof(desc), "%s", hash + 1 + (hash[1] == ' '));
+		*hash = '\0';
+	}
+	line[strcspn(line, "\n")] = '\0';
+	desc[strcspn(desc, "\n")] = '\0';
+	if (strncmp(line, "scenario ", 9) == 0) {
+		sscanf(line + 9, "%31s", c->scenario);
+	} else if (strncmp(line, "mac ", 4) == 0) {
+		if (sscanf(line + 4, "%63s %63s", a, b) != 2)
+			die("expect:%u: bad mac line", lineno);
+		if (!mac_parse(b, strcmp(a, "port") == 0 ? c->port_mac :
+				  strcmp(a, "router") == 0 ? c->router_mac : c->gateway_mac))
+			die("expect:%u: bad mac", lineno);
+	} else if (strncmp(line, "node ", 5) == 0) {
+		if (sscanf(line + 5, "%63s %63s", a, b) != 2 || !addr_parse(a, &c->node4) ||
+		    !addr_parse(b, &c->node6))
+			die("expect:%u: bad node line", lineno);
+	} else if (strncmp(line, "vip ", 4) == 0) {
+		parse_vip(c, line + 4, lineno);
+	} else if (strncmp(line, "pkt ", 4) == 0) {
+		parse_pkt(c, line + 4, desc, lineno);
+	}
+	/* counter lines are check_pcap.sh's */
+}
+
+static void
+read_expect(struct check *c, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024];
+	unsigned lineno = 0;
+
+	if (f == NULL)
+		die("%s: cannot open", path);
+	while (fgets(line, sizeof(line), f) != NULL)
+		parse_line(c, line, ++lineno);
+	fclose(f);
+	if (c->scenario[0] == '\0')
+		die("%s: no scenario line", path);
+}
+
+/* ------------------------------------------------------------- pcaps */
+
+static unsigned
+read_pcap(const char *path, struct frame *frames, unsigned max)
+{
+	char err[PCAP_ERRBUF_SIZE];
+	pcap_t *p = pcap_open_offline(path, err);
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	unsigned n = 0;
+	int rc;
+
+	if (p == NULL)
+		die("%s: %s", path, err);
+	while ((rc = pcap_next_ex(p, &h, &data)) == 1) {
+		if (n == max)
+			die("%s: more than %u frames", path, max);
+		if (h->caplen != h->len)
+			die("%s: frame %u captured short (%u of %u bytes)", path, n + 1,
+			    h->caplen, h->len);
+		frames[n].b = malloc(h->caplen + 1);
+		if (frames[n].b == NULL)
+			die("out of memory");
+		memcpy(frames[n].b, data, h->caplen);
+		frames[n].len = h->caplen;
+		n++;
+	}
+	if (rc != PCAP_ERROR_BREAK)
+		die("%s: %s", path, pcap_geterr(p));
+	pcap_close(p);
+	return n;
+}
+
+/* ----------------------------------------------------- input packets */
+
+static void
+key_make(struct pkt *p, const struct addr *client, uint16_t cport,
+	 const struct addr *vip, uint16_t vport, uint8_t proto)
+{
+	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
+
+	snprintf(p->key, sizeof(p->key), "%u %s %u %s %u", proto,
+		 addr_str(client, a, sizeof(a)), cport, addr_str(vip, b, sizeof(b)), vport);
+}
+
+/* IPv6 extension headers from *off: the final protocol, a fragment's facts. */
+static bool
+walk6(const uint8_t *ip, uint32_t len, uint32_t *off, uint8_t *proto, bool *frag)
+{
+	uint8_t next = ip[6];
+
+	*off = IP6_LEN;
+	*frag = false;
+	while (!*frag && (next == 0 || next == 43 || next == 60 || next == 44)) {
+		uint32_t hlen = next == 44 ? 8 : (ip[*off + 1] + 1u) * 8;
+
+		if (*off + 8 > len)
+			return false;
+		/* a fragment header with offset or M set: a real fragment */
+		*frag = next == 44 && (get16(ip + *off + 2) & 0xfff9) != 0;
+		next = ip[*off];
+		*off += hlen;
+	}
+	*proto = next;
+	return *off <= len;
+}
+
+/* The key of an ICMP error: its quoted packet (VIP -> client), reversed. */
+static bool
+parse_icmp_error(struct pkt *p, const uint8_t *icmp, uint32_t len)
+{
+	const uint8_t *inner = icmp + ICMP_LEN;
+	uint32_t ilen = len - ICMP_LEN, off;
+	struct addr isrc, idst;
+	uint8_t proto;
+	bool frag;
+
+	if (len < ICMP_LEN)
+		return false;
+	if (p->family == AF_INET) {
+		if (icmp[0] != 3 && icmp[0] != 11 && icmp[0] != 12)
+			return false;
+		if (ilen < IP4_LEN + 8)
+			return false;
+		off = (inner[0] & 0xfu) * 4u;
+		proto = inner[9];
+		isrc = addr_at(AF_INET, inner + 12);
+		idst = addr_at(AF_INET, inner + 16);
+	} else {
+		if (icmp[0] < 1 || icmp[0] > 4 || ilen < IP6_LEN + 8 ||
+		    !walk6(inner, ilen, &off, &proto, &frag))
+			return false;
+		isrc = addr_at(AF_INET6, inner + 8);
+		idst = addr_at(AF_INET6, inner + 24);
+	}
+	if (off + 4 > ilen)
+		return false;
+	p->icmp_error = true;
+	p->proto = proto;
+	key_make(p, &idst, get16(inner + off + 2), &isrc, get16(inner + off), proto);
+	return true;
+}
+
+/* Facts of the well-formed IP packet in frame f (untagged Ethernet). */
+static struct pkt
+parse_packet(const struct frame *f)
+{
+	struct pkt p = { 0 };
+	const uint8_t *ip = f->b + ETH_LEN;
+	uint32_t off, avail = f->len > ETH_LEN ? f->len - ETH_LEN : 0;
+	uint16_t type = f->len >= ETH_LEN ? get16(f->b + 12) : 0;
+
+	if (type == ETHERTYPE_IPV4 && avail >= IP4_LEN && ip[0] >> 4 == 4) {
+		p.family = AF_INET;
+		p.ip_len = get16(ip + 2);
+		off = (ip[0] & 0xfu) * 4u;
+		p.proto = ip[9];
+		p.frag = (get16(ip + 6) & 0x3fff) != 0;
+		p.df = (ip[6] & 0x40) != 0;
+		p.tos = ip[1];
+		p.src = addr_at(AF_INET, ip + 12);
+		p.dst = addr_at(AF_INET, ip + 16);
+	} else if (type == ETHERTYPE_IPV6 && avail >= IP6_LEN && ip[0] >> 4 == 6) {
+		p.family = AF_INET6;
+		p.ip_len = IP6_LEN + get16(ip + 4);
+		if (p.ip_len > avail || !walk6(ip, p.ip_len, &off, &p.proto, &p.frag))
+			return p;
+		p.df = 1;
+		p.tos = (uint8_t)((ip[0] & 0xfu) << 4 | ip[1] >> 4);
+		p.src = addr_at(AF_INET6, ip + 8);
+		p.dst = addr_at(AF_INET6, ip + 24);
+	} else {
+		return p;
+	}
+	if (p.ip_len > avail || off > p.ip_len)
+		return p;
+	p.ip = ip;
+	if (p.frag) {
+		key_make(&p, &p.src, 0, &p.dst, 0, p.proto);
+		p.ok = true;
+	} else if ((p.proto == PROTO_TCP || p.proto == PROTO_UDP) && off + 4 <= p.ip_len) {
+		key_make(&p, &p.src, get16(ip + off), &p.dst, get16(ip + off + 2), p.proto);
+		p.ok = true;
+	} else if (p.proto == PROTO_ICMP || p.proto == PROTO_ICMP6) {
+		p.ok = parse_icmp_error(&p, ip + off, p.ip_len - off);
+	}
+	return p;
+}
+
+/* The VIP of a packet, as the dataplane's VIP table finds it. */
+static const struct vip *
+vip_of(const struct check *c, const struct pkt *p)
+{
+	struct addr vip;
+	unsigned proto, vport, cport;
+	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
+	const struct vip *exact = NULL, *all = NULL;
+	unsigned n_exact = 0;
+
+	if (sscanf(p->key, "%u %45s %u %45s %u", &proto, a, &cport, b, &vport) != 5 ||
+	    !addr_parse(b, &vip))
+		return NULL;
+	for (unsigned i = 0; i < c->n_vips; i++) {
+		const struct vip *v = &c->vips[i];
+
+		if (!addr_eq(&v->addr, &vip) || v->proto != proto)
+			continue;
+		if (v->port == 0)
+			all = v;
+		else if (p->frag)
+			exact = v, n_exact++;
+		else if (v->port == vport)
+			exact = v, n_exact = 1;
+	}
+	if (p->frag)
+		return all != NULL ? all : n_exact == 1 ? exact : NULL;
+	return exact != NULL ? exact : all;
+}
+
+static void
+parse_inputs(struct check *c)
+{
+	for (unsigned i = 0; i < c->n_in; i++) {
+		struct input *in = &c->in[i];
+
+		in->out = in->reply = -1;
+		if (in->fate == FATE_NONE)
+			die("no expectation for input frame %u", i + 1);
+		if (in->fate == FATE_DROP)
+			continue;
+		in->p = parse_packet(&in->f);
+		in->p.vip = in->p.ok ? vip_of(c, &in->p) : NULL;
+		if (in->p.vip == NULL)
+			die("input frame %u (%s): not a well-formed packet to a VIP, yet "
+			    "expected to pass", i + 1, in->desc);
+		for (unsigned j = 0; j < i; j++)
+			if (c->in[j].fate != FATE_DROP && c->in[j].f.len == in->f.len &&
+			    memcmp(c->in[j].f.b, in->f.b, in->f.len) == 0)
+				die("input frames %u and %u are identical", j + 1, i + 1);
+	}
+}
+
+/* ------------------------------------------------------ output frames */
+
+/* The input whose IP packet is ip[0..len) and whose fate is fwd, or -1. */
+static int
+find_forwarded(const struct check *c, const uint8_t *ip, uint32_t len)
+{
+	for (unsigned i = 0; i < c->n_in; i++) {
+		const struct input *in = &c->in[i];
+
+		if (in->fate == FATE_FWD && in->p.ip_len == len && memcmp(in->p.ip, ip, len) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Record that output frame k carries input i to backend. */
+static void
+carried(struct check *c, unsigned k, int i, const char *backend)
+{
+	struct input *in = &c->in[i];
+
+	if (in->out >= 0) {
+		fail(c, "input %d (%s) came out twice: output frames %d and %u", i + 1,
+		     in->desc, in->out + 1, k + 1);
+		return;
+	}
+	in->out = (int)k;
+	snprintf(in->backend, sizeof(in->backend), "%s", backend);
+}
+
+static bool
+is_backend_addr(const struct vip *v, const struct addr *a)
+{
+	for (unsigned i = 0; i < v->n_backends; i++)
+		if (addr_eq(&v->backends[i].addr, a))
+			return true;
+	return false;
+}
+
+/* The outer IPv4 header of GRE output k for inner packet in; false if wrong. */
+static bool
+check_outer4(struct check *c, unsigned k, const uint8_t *ip, uint32_t total,
+	     const struct pkt *inner)
+{
+	struct addr src = addr_at(AF_INET, ip + 12);
+	const char *why = NULL;
+
+	if (ip[0] != 0x45)
+		why = "outer IPv4 version/IHL not 0x45";
+	else if (get16(ip + 2) != total)
+		why = "outer IPv4 total length wrong";
+	else if (!csum_ok(sum16(0, ip, IP4_LEN)))
+		why = "outer IPv4 header checksum wrong";
+	else if (ip[8] != 64)
+		why = "outer TTL not 64";
+	else if (!addr_eq(&src, &c->node4))
+		why = "outer source is not the node's address";
+	else if (get16(ip + 4) != 0)
+		why = "outer ID not 0";
+	else if (((ip[6] & 0x40) != 0) != (inner->df != 0) || (get16(ip + 6) & 0xbfff) != 0)
+		why = "outer DF not the inner packet's (or MF/offset set)";
+	else if (ip[1] != inner->tos)
+		why = "outer TOS not the inner packet's";
+	if (why != NULL)
+		fail(c, "output frame %u: %s", k + 1, why);
+	return why == NULL;
+}
+
+static bool
+check_outer6(struct check *c, unsigned k, const uint8_t *ip, uint32_t total,
+	     const struct pkt *inner)
+{
+	struct addr src = addr_at(AF_INET6, ip + 8);
+	uint32_t first = get32(ip);
+	const char *why = NULL;
+
+	if (IP6_LEN + (uint32_t)get16(ip + 4) != total)
+		why = "outer IPv6 payload length wrong";
+	else if (ip[7] != 64)
+		why = "outer hop limit not 64";
+	else if (!addr_eq(&src, &c->node6))
+		why = "outer source is not the node's address";
+	else if ((first & 0xfffff) == 0)
+		why = "outer flow label 0";
+	else if ((uint8_t)(first >> 20) != inner->tos)
+		why = "outer traffic class not the inner packet's";
+	if (why != NULL)
+		fail(c, "output frame %u: %s", k + 1, why);
+	return why == NULL;
+}
+
+/* Output frame k is GRE (ip: its outer IP header, family fam): check, match. */
+static void
+output_gre(struct check *c, unsigned k, int fam, const uint8_t *ip, uint32_t avail)
+{
+	const struct frame *f = &c->out[k];
+	uint32_t hlen = fam == AF_INET ? IP4_LEN : IP6_LEN;
+	uint32_t total = fam == AF_INET ? get16(ip + 2) : IP6_LEN + (uint32_t)get16(ip + 4);
+	const uint8_t *gre = ip + hlen, *inner = gre + GRE_LEN;
+	struct addr dst = addr_at(fam, ip + (fam == AF_INET ? 16 : 24));
+	char backend[KEY_MAX], a[INET6_ADDRSTRLEN];
+	const struct input *in;
+	int i;
+
+	if (total != avail || total < hlen + GRE_LEN + IP4_LEN) {
+		fail(c, "output frame %u: GRE packet of %u bytes in %u bytes after Ethernet "
+		     "(the input's padding must go)", k + 1, total, avail);
+		return;
+	}
+	i = find_forwarded(c, inner, total - hlen - GRE_LEN);
+	if (i < 0) {
+		fail(c, "output frame %u: GRE to %s carries no input packet expected forwarded",
+		     k + 1, addr_str(&dst, a, sizeof(a)));
+		return;
+	}
+	in = &c->in[i];
+	c->gre++;
+	if (memcmp(f->b, c->gateway_mac, 6) != 0 || memcmp(f->b + 6, c->port_mac, 6) != 0)
+		fail(c, "output frame %u: GRE not from the port's MAC to the gateway's", k + 1);
+	if (get16(gre) != 0 || get16(gre + 2) != (in->p.family == AF_INET ? 0x0800 : 0x86dd))
+		fail(c, "output frame %u: GRE header %08x wrong", k + 1, get32(gre));
+	if (fam == AF_INET ? !check_outer4(c, k, ip, total, &in->p)
+			   : !check_outer6(c, k, ip, total, &in->p))
+		return;
+	if (in->p.vip->l2)
+		fail(c, "input %d (%s) to l2 VIP %s came out in GRE", i + 1, in->desc,
+		     in->p.vip->name);
+	else if (!is_backend_addr(in->p.vip, &dst))
+		fail(c, "input %d (%s) went to %s, no backend of VIP %s", i + 1, in->desc,
+		     addr_str(&dst, a, sizeof(a)), in->p.vip->name);
+	snprintf(backend, sizeof(backend), "gre %s", addr_str(&dst, a, sizeof(a)));
+	carried(c, k, i, backend);
+}
+
+/* Output frame k is the input frame i with new MACs (L2 direct routing)? */
+static int
+find_l2(const struct check *c, unsigned k)
+{
+	const struct frame *f = &c->out[k];
+
+	for (unsigned i = 0; i < c->n_in; i++) {
+		const struct input *in = &c->in[i];
+
+		if (in->fate == FATE_FWD && in->f.len == f->len &&
+		    memcmp(in->f.b + 12, f->b + 12, f->len - 12) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+static void
+output_l2(struct check *c, unsigned k, int i)
+{
+	const struct frame *f = &c->out[k];
+	const struct input *in = &c->in[i];
+	const struct vip *v = in->p.vip;
+	char backend[KEY_MAX], m[32];
+	bool known = false;
+
+	c->l2++;
+	mac_str(f->b, m, sizeof(m));
+	for (unsigned b = 0; b < v->n_backends; b++)
+		known |= memcmp(v->backends[b].mac, f->b, 6) == 0;
+	if (!v->l2)
+		fail(c, "input %d (%s) to GRE VIP %s came out as an L2 rewrite", i + 1,
+		     in->desc, v->name);
+	else if (!known)
+		fail(c, "input %d (%s) went to MAC %s, no backend of VIP %s", i + 1,
+		     in->desc, m, v->name);
+	if (memcmp(f->b + 6, c->port_mac, 6) != 0)
+		fail(c, "output frame %u: L2 source MAC is not the port's", k + 1);
+	snprintf(backend, sizeof(backend), "l2 %s", m);
+	carried(c, k, i, backend);
+}
+
+/* ----------------------------------------------------------- replies */
+
+/* The reply's header is right for input in? NULL, or what is wrong. */
+static const char *
+reply_wrong4(const uint8_t *ip, uint32_t total, const struct input *in, uint32_t body)
+{
+	const uint8_t *icmp = ip + IP4_LEN;
+
+	if (ip[0] != 0x45 || total != IP4_LEN + ICMP_LEN + body)
+		return "IPv4 header or length wrong";
+	if (!csum_ok(sum16(0, ip, IP4_LEN)))
+		return "IPv4 header checksum wrong";
+	if ((ip[6] & 0x40) == 0 || ip[8] != 64 || ip[9] != PROTO_ICMP)
+		return "not DF, TTL 64, ICMP";
+	if (memcmp(ip + 12, in->p.ip + 16, 4) != 0 || memcmp(ip + 16, in->p.ip + 12, 4) != 0)
+		return "not from the VIP to the client";
+	if (icmp[0] != 3 || icmp[1] != 4 || get16(icmp + 4) != 0)
+		return "not ICMP type 3 code 4";
+	if (get16(icmp + 6) != in->mtu)
+		return "next-hop MTU wrong";
+	if (!csum_ok(sum16(0, icmp, ICMP_LEN + body)))
+		return "ICMP checksum wrong";
+	return NULL;
+}
+
+static const char *
+reply_wrong6(const uint8_t *ip, uint32_t total, const struct input *in, uint32_t body)
+{
+	const uint8_t *icmp = ip + IP6_LEN;
+
+	if (ip[0] >> 4 != 6 || total != IP6_LEN + ICMP_LEN + body)
+		return "IPv6 header or length wrong";
+	if (ip[6] != PROTO_ICMP6 || ip[7] != 64)
+		return "not ICMPv6 with hop limit 64";
+	if (memcmp(ip + 8, in->p.ip + 24, 16) != 0 || memcmp(ip + 24, in->p.ip + 8, 16) != 0)
+		return "not from the VIP to the client";
+	if (icmp[0] != 2 || icmp[1] != 0)
+		return "not ICMPv6 type 2 code 0";
+	if (get32(icmp + 4) != in->mtu)
+		return "MTU wrong";
+	if (!icmp6_csum_ok(ip + 8, ip + 24, icmp, ICMP_LEN + body))
+		return "ICMPv6 checksum wrong";
+	return NULL;
+}
+
+/* Output frame k answers a "reply" input? Checks it and returns true if so. */
+static bool
+output_reply(struct check *c, unsigned k, int fam, const uint8_t *ip, uint32_t avail)
+{
+	const struct frame *f = &c->out[k];
+	uint32_t hdr = (fam == AF_INET ? IP4_LEN : IP6_LEN) + ICMP_LEN;
+	uint32_t max = fam == AF_INET ? REPLY4_MAX : REPLY6_MAX;
+	uint32_t total = fam == AF_INET ? get16(ip + 2) : IP6_LEN + (uint32_t)get16(ip + 4);
+	const char *why;
+
+	if (total > avail || total < hdr)
+		return false;
+	for (unsigned i = 0; i < c->n_in; i++) {
+		struct input *in = &c->in[i];
+		uint32_t body = in->p.ip_len < max - hdr ? in->p.ip_len : max - hdr;
+
+		if (in->fate != FATE_REPLY || in->p.family != fam || total - hdr != body ||
+		    memcmp(ip + hdr, in->p.ip, body) != 0)
+			continue;
+		c->replies++;
+		why = fam == AF_INET ? reply_wrong4(ip, total, in, body)
+				     : reply_wrong6(ip, total, in, body);
+		if (why != NULL)
+			fail(c, "output frame %u, the reply to input %u (%s): %s", k + 1, i + 1,
+			     in->desc, why);
+		if (memcmp(f->b, in->f.b + 6, 6) != 0 || memcmp(f->b + 6, c->port_mac, 6) != 0)
+			fail(c, "output frame %u: the reply is not from the port's MAC to the "
+			     "frame's source", k + 1);
+		if (in->reply >= 0)
+			fail(c, "input %u (%s) answered twice", i + 1, in->desc);
+		in->reply = (int)k;
+		return true;
+	}
+	return false;
+}
+
+/* An output frame nothing explains: say what it looks like. */
+static void
+output_unexpected(struct check *c, unsigned k)
+{
+	const struct frame *f = &c->out[k];
+	char m[32];
+
+	for (unsigned i = 0; i < c->n_in; i++) {
+		const struct input *in = &c->in[i];
+
+		if (in->f.len == f->len && f->len > 12 &&
+		    memcmp(in->f.b + 12, f->b + 12, f->len - 12) == 0) {
+			fail(c, "output frame %u is input %u (%s), whose fate is %s %s", k + 1,
+			     i + 1, in->desc, in->fate == FATE_DROP ? "drop" : "not fwd",
+			     in->reason);
+			return;
+		}
+	}
+	fail(c, "output frame %u (%u bytes, ethertype 0x%04x, to %s) is no expected "
+	     "packet", k + 1, f->len, f->len >= ETH_LEN ? get16(f->b + 12) : 0,
+	     f->len >= 6 ? mac_str(f->b, m, sizeof(m)) : "?");
+}
+
+static void
+classify_outputs(struct check *c)
+{
+	for (unsigned k = 0; k < c->n_out; k++) {
+		const struct frame *f = &c->out[k];
+		uint16_t type = f->len >= ETH_LEN ? get16(f->b + 12) : 0;
+		const uint8_t *ip = f->b + ETH_LEN;
+		uint32_t avail = f->len >= ETH_LEN ? f->len - ETH_LEN : 0;
+		int fam = type == ETHERTYPE_IPV4 && avail >= IP4_LEN ? AF_INET :
+			  type == ETHERTYPE_IPV6 && avail >= IP6_LEN ? AF_INET6 : 0;
+		int i;
+
+		if (fam == AF_INET && ip[9] == PROTO_GRE)
+			output_gre(c, k, fam, ip, avail);
+		else if (fam == AF_INET6 && ip[6] == PROTO_GRE)
+			output_gre(c, k, fam, ip, avail);
+		else if (fam != 0 && (i = find_l2(c, k)) >= 0)
+			output_l2(c, k, i);
+		else if (fam == 0 || !output_reply(c, k, fam, ip, avail))
+			output_unexpected(c, k);
+	}
+}
+
+/* ------------------------------------------------------------ checks */
+
+static void
+check_fates(struct check *c)
+{
+	for (unsigned i = 0; i < c->n_in; i++) {
+		const struct input *in = &c->in[i];
+
+		if (in->fate == FATE_FWD && in->out < 0)
+			fail(c, "input %u (%s) was not forwarded", i + 1, in->desc);
+		if (in->fate == FATE_REPLY && in->reply < 0)
+			fail(c, "input %u (%s) got no too-big reply (MTU %u)", i + 1, in->desc,
+			     in->mtu);
+	}
+}
+
+/* The group of an input whose members must share a backend. */
+static void
+group_of(const struct input *in, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN], cl[INET6_ADDRSTRLEN];
+	unsigned proto, cport, vport;
+
+	if (!in->p.vip->client_hash) {
+		snprintf(buf, len, "%s", in->p.key);
+		return;
+	}
+	sscanf(in->p.key, "%u %45s %u %45s %u", &proto, cl, &cport, a, &vport);
+	snprintf(buf, len, "client %s of VIP %s", cl, in->p.vip->name);
+}
+
+/*
+ * One backend per group, input order kept per flow key, and per VIP with
+ * 4 groups or more at least 2 backends.
+ */
+static void
+check_groups(struct check *c)
+{
+	char gi[KEY_MAX], gj[KEY_MAX];
+
+	for (unsigned i = 0; i < c->n_in; i++) {
+		const struct input *a = &c->in[i];
+
+		if (a->out < 0)
+			continue;
+		group_of(a, gi, sizeof(gi));
+		for (unsigned j = i + 1; j < c->n_in; j++) {
+			const struct input *b = &c->in[j];
+
+			if (b->out < 0)
+				continue;
+			group_of(b, gj, sizeof(gj));
+			if (strcmp(gi, gj) == 0 && strcmp(a->backend, b->backend) != 0)
+				fail(c, "%s split: input %u (%s) went to %s, input %u (%s) to %s",
+				     gi, i + 1, a->desc, a->backend, j + 1, b->desc, b->backend);
+			if (strcmp(a->p.key, b->p.key) == 0 && b->out < a->out)
+				fail(c, "flow %s reordered: input %u came out after input %u",
+				     a->p.key, i + 1, j + 1);
+		}
+	}
+}
+
+static void
+check_spread(struct check *c)
+{
+	static char groups[FRAMES_MAX][KEY_MAX], backends[FRAMES_MAX][KEY_MAX];
+	char g[KEY_MAX];
+
+	for (unsigned v = 0; v < c->n_vips; v++) {
+		unsigned n_groups = 0, n_backends = 0;
+
+		for (unsigned i = 0; i < c->n_in; i++) {
+			const struct input *in = &c->in[i];
+			unsigned x;
+
+			if (in->out < 0 || in->p.vip != &c->vips[v])
+				continue;
+			group_of(in, g, sizeof(g));
+			for (x = 0; x < n_groups && strcmp(groups[x], g) != 0; x++)
+				;
+			if (x == n_groups)
+				snprintf(groups[n_groups++], KEY_MAX, "%s", g);
+			for (x = 0; x < n_backends && strcmp(backends[x], in->backend) != 0; x++)
+				;
+			if (x == n_backends)
+				snprintf(backends[n_backends++], KEY_MAX, "%s", in->backend);
+		}
+		if (n_groups >= 4 && n_backends < 2)
+			fail(c, "VIP %s: %u groups all on one backend (%s): the flow keys do "
+			     "not reach the hash", c->vips[v].name, n_groups, backends[0]);
+		if (n_groups > 0)
+			printf("  vip %-8s %3u group(s) on %u backend(s)\n", c->vips[v].name,
+			       n_groups, n_backends);
+	}
+}
+
+/* icmp: every forwarded error has packets of its flow to compare with. */
+static void
+check_icmp_flows(struct check *c)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < c->n_in; i++) {
+		const struct input *e = &c->in[i];
+		bool peer = false;
+
+		if (e->out < 0 || !e->p.icmp_error)
+			continue;
+		n++;
+		for (unsigned j = 0; j < c->n_in && !peer; j++)
+			peer = c->in[j].out >= 0 && !c->in[j].p.icmp_error &&
+			       strcmp(c->in[j].p.key, e->p.key) == 0;
+		if (!peer)
+			fail(c, "input %u (%s): no packet of flow %s came out to compare with",
+			     i + 1, e->desc, e->p.key);
+	}
+	printf("  %u ICMP error(s) forwarded, each with its flow\n", n);
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct check c;
+	static struct frame in[FRAMES_MAX];
+	unsigned fwd = 0, reply = 0, drop = 0;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: pcapcheck EXPECT IN.pcap OUT.pcap\n");
+		return 2;
+	}
+	read_expect(&c, argv[1]);
+	c.n_in = read_pcap(argv[2], in, FRAMES_MAX);
+	for (unsigned i = 0; i < c.n_in; i++)
+		c.in[i].f = in[i];
+	c.n_out = read_pcap(argv[3], c.out, FRAMES_MAX);
+	parse_inputs(&c);
+	for (unsigned i = 0; i < c.n_in; i++) {
+		fwd += c.in[i].fate == FATE_FWD;
+		reply += c.in[i].fate == FATE_REPLY;
+		drop += c.in[i].fate == FATE_DROP;
+	}
+	printf("pcapcheck: %s: %u input frame(s): %u to forward, %u to answer, %u to drop; "
+	       "%u output frame(s)\n", c.scenario, c.n_in, fwd, reply, drop, c.n_out);
+	classify_outputs(&c);
+	check_fates(&c);
+	check_groups(&c);
+	check_spread(&c);
+	if (strcmp(c.scenario, "icmp") == 0)
+		check_icmp_flows(&c);
+	printf("  output: %u GRE, %u L2, %u too-big replies\n", c.gre, c.l2, c.replies);
+	if (c.errors > ERRORS_SHOWN)
+		fprintf(stderr, "pcapcheck: %s: ... %u more\n", c.scenario,
+			c.errors - ERRORS_SHOWN);
+	printf("pcapcheck: %s: %s (%u error(s))\n", c.scenario, c.errors ? "FAIL" : "ok",
+	       c.errors);
+	return c.errors ? 1 : 0;
+}
