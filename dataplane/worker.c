@@ -298,11 +298,12 @@ classify(struct worker *w, struct burst *b, const struct dp_state *st,
 			drop(w, m, DP_DROP_OTHER_HOST);
 			continue;
 		}
-		if (meta->kind == PKT_KIND_ICMP_OTHER || meta->kind == PKT_KIND_OTHER_L4) {
-			drop(w, m, meta->kind == PKT_KIND_ICMP_OTHER ? DP_DROP_ICMP_UNHANDLED
-								       : DP_DROP_VIP_PROTO);
+		if (meta->kind == PKT_KIND_ICMP_OTHER) {
+			drop(w, m, DP_DROP_ICMP_UNHANDLED);
 			continue;
 		}
+		/* Other protocols go on: no VIP has theirs, so the lookup drops
+		 * them as NOT_VIP or VIP_PROTO. */
 		vip = meta->kind == PKT_KIND_FRAGMENT ?
 		      viptab_lookup_fragment(st->viptab, &meta->key, &why) :
 		      viptab_lookup(st->viptab, &meta->key, &why);
@@ -343,6 +344,7 @@ worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts
 	const struct flow_key *miss_keys[BURST];
 	uint32_t miss[BURST], n_miss = 0;
 	uint64_t hits = 0;
+	bool flows_changed = false;
 
 	b.n = b.n_tx = b.n_exp = 0;
 	w->counters.event[DP_EVENT_RX_PACKETS] += n;
@@ -363,7 +365,20 @@ worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts
 		hits = synced_lookup_burst(w->shared->synced, miss_keys, n_miss, now_ms, sv);
 	for (uint32_t j = 0; j < n_miss; j++) {
 		uint32_t i = miss[j];
+		struct flowtab_entry *e;
 
+		/* An earlier miss of this burst may have inserted this key (a SYN
+		 * and its ACK in one burst) or recycled the expired entry the
+		 * burst lookup found: look again once the table has changed. */
+		if (flows_changed) {
+			e = b.entries[i] = flowtab_lookup(w->flows, b.keys[i]);
+			if (e != NULL && !flowtab_expired(w->flows, e, now_ms)) {
+				w->counters.event[DP_EVENT_FLOW_HITS]++;
+				carry(w, &b, st, i, e, now_ms);
+				continue;
+			}
+		}
+		flows_changed = true;
 		if ((hits >> j & 1) && dest_usable(st, sv[j].dest, b.vip[i]))
 			on_synced(w, &b, st, i, &sv[j], now_ms);
 		else

@@ -30,17 +30,19 @@ enum {
 #define FLOWTAB_LOW15 0x7fff7fff7fff7fffull
 
 /*
- * A bucket. Signatures are 16 bits, four to a word, so that one bucket is
- * matched with a few word operations (flowtab_match()). overflow counts the
- * keys whose primary bucket this is but which live in their alternative
- * bucket: while it is 0, a key absent from its primary bucket is absent, and
- * a lookup reads one bucket line instead of two.
+ * A bucket. Signatures are 16 bits, four to a word, so that a bucket is
+ * matched with a dozen word operations (flowtab_match()). An index carries
+ * FLOWTAB_IDX_ALT when the slot is in the key's alternative bucket. overflow
+ * counts the keys whose primary bucket this is but which live in their
+ * alternative bucket: while it is 0, a key absent from its primary bucket is
+ * absent, and a lookup reads one bucket line instead of two.
  */
 struct flowtab_bucket {
 	uint64_t sig[2];              /* slot s: sig[s / 4] bits 16 * (s % 4); 0: empty */
 	uint32_t idx[FLOWTAB_WAYS];   /* entry index | FLOWTAB_IDX_ALT */
 	uint32_t overflow;
-	uint32_t reserved[3];
+	uint32_t scratch;             /* flowtab_audit()'s tally */
+	uint32_t pad[2];
 };
 
 static_assert(sizeof(struct flowtab_bucket) == FLOWTAB_LINE, "bucket is one cache line");
@@ -134,12 +136,6 @@ flowtab_splitmix(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
-/*
- * The table hash: NH (the universal hash of UMAC) over the ten 32-bit words
- * of the key, whose collision probability for two distinct keys is at most
- * 2^-32 over the random keys, then the murmur3 finaliser to spread it. Five
- * independent multiplies: a few nanoseconds, against SipHash's dozens.
- */
 /* Word i of a key (8 bytes, native order: the hash is per process). */
 static inline uint64_t
 flowtab_word(const struct flow_key *k, unsigned i)
@@ -157,6 +153,14 @@ flowtab_nh(uint64_t w, const uint32_t *key)
 	       (uint32_t)((uint32_t)(w >> 32) + key[1]);
 }
 
+/*
+ * The table hash: NH (the universal hash of UMAC) over the ten 32-bit words
+ * of the key, whose collision probability for two distinct keys is at most
+ * 2^-32 over the random keys drawn from the seed, then the murmur3
+ * finaliser to spread it. Five independent multiplies: a few ns, against
+ * SipHash's dozens. Every byte of the key counts, pad included, as in
+ * flowtab_key_equal().
+ */
 static inline uint64_t
 flowtab_hash(const struct flowtab *t, const struct flow_key *k)
 {
@@ -419,7 +423,7 @@ flowtab_lookup(struct flowtab *t, const struct flow_key *k)
 }
 
 /* The entry of the first slot in m. (Prefetch it at the call site: GCC
- * deletes calls of a function that does nothing but prefetch.) */
+ * deletes the calls of an inline function that does nothing but prefetch.) */
 static inline const struct flowtab_entry *
 flowtab_first(const struct flowtab *t, const struct flowtab_bucket *b, uint64_t m)
 {
@@ -453,7 +457,8 @@ flowtab_lookup_stage(struct flowtab *t, const struct flow_key *const keys[],
 
 		alt[i] = flowtab_alt(t, b, pos[i].sig);
 		flowtab_prefetch(&t->buckets[b]);
-		flowtab_prefetch(&t->buckets[b ^ ((b ^ alt[i]) & -(uint32_t)flowtab_overflowed(t, b))]);
+		flowtab_prefetch(&t->buckets[b ^ ((b ^ alt[i]) &
+					     -(uint32_t)flowtab_overflowed(t, b))]);
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t b = pos[i].bucket;
@@ -482,8 +487,6 @@ void
 flowtab_lookup_burst(struct flowtab *t, const struct flow_key *const keys[],
 		     uint32_t n, struct flowtab_entry *out[])
 {
-	static_assert(FLOWTAB_BURST_MAX <= 32, "in_alt is a 32-bit mask");
-
 	while (n > 0) {
 		uint32_t c = n < FLOWTAB_BURST_MAX ? n : FLOWTAB_BURST_MAX;
 
@@ -922,8 +925,8 @@ flowtab_walk(const struct flowtab *t, uint64_t *cursor, uint32_t max,
 	return passed;
 }
 
-/* Every occupied slot: a live entry whose key hashes here; overflow counts
- * tallied in reserved[0] (scratch). */
+/* Every occupied slot holds a live entry whose key hashes here, flagged
+ * right; counts the slots, and tallies the overflow counts in scratch. */
 static bool
 flowtab_audit_slots(struct flowtab *t, uint32_t *slots)
 {
@@ -944,7 +947,7 @@ flowtab_audit_slots(struct flowtab *t, uint32_t *slots)
 			    : flowtab_alt(t, pos.bucket, pos.sig) != bi)
 				return false;
 			if (b->idx[s] & FLOWTAB_IDX_ALT)
-				t->buckets[pos.bucket].reserved[0]++;
+				t->buckets[pos.bucket].scratch++;
 			(*slots)++;
 		}
 	}
@@ -958,12 +961,12 @@ flowtab_audit(struct flowtab *t)
 	bool ok;
 
 	for (uint32_t bi = 0; bi <= t->bucket_mask; bi++)
-		t->buckets[bi].reserved[0] = 0;
+		t->buckets[bi].scratch = 0;
 	ok = flowtab_audit_slots(t, &slots);
 	for (uint32_t bi = 0; bi <= t->bucket_mask; bi++) {
-		ok = ok && t->buckets[bi].reserved[0] == t->buckets[bi].overflow &&
+		ok = ok && t->buckets[bi].scratch == t->buckets[bi].overflow &&
 		     flowtab_overflowed(t, bi) == (t->buckets[bi].overflow != 0);
-		t->buckets[bi].reserved[0] = 0;
+		t->buckets[bi].scratch = 0;
 	}
 	for (uint32_t i = 0; ok && i < t->high; i++) {
 		const struct flowtab_entry *e = &t->entries[i];

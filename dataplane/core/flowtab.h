@@ -8,36 +8,44 @@
  *
  * Layout (bucketized cuckoo hashing, two choices, eight ways):
  *
- *   buckets[nb]    nb = next power of two >= capacity / 8 (at least 2)
- *     +----------------------------+----------------------------+
- *     | sig[8]: 8 x u32            | index[8]: 8 x u32          |  64 B, one line
- *     +----------------------------+----------------------------+
- *   entries[capacity]              struct flowtab_entry, 64 B, one line each
+ *   buckets[nb]     nb = the power of two >= capacity / 8 (at least 2)
+ *     +-------------------+--------------------------+----------+-------+
+ *     | sig: 8 x u16      | index: 8 x u32           | overflow | spare |  64 B,
+ *     +-------------------+--------------------------+----------+-------+  one line
+ *   overflowed[nb / 64]  one bit per bucket: overflow != 0 (16 KiB for 1M flows)
+ *   entries[capacity]    struct flowtab_entry, 64 B, one line each
  *
- * A key's 64-bit table hash h (NH universal hashing of the 40 key bytes under
- * keys drawn from the table's seed, then a murmur3 finaliser) gives its
- * primary bucket b1 = h mod nb, its signature sig = h >> 32 (0 marks an empty
- * slot, so a zero signature is stored as 1) and its alternative bucket
- * b2 = b1 ^ f(sig), so either bucket and the signature give the other bucket
- * and an entry can move between its two buckets without reading its key.
- * A slot holds the signature and the index of the entry; entries never move,
- * so an entry pointer stays valid until the entry is removed or expired.
+ * A key's 64-bit table hash h (NH universal hashing of the 40 key bytes
+ * under keys drawn from the table's seed, then the murmur3 finaliser) gives
+ * its primary bucket b1 = h mod nb and its 16-bit signature sig = h >> 48
+ * (0 marks an empty slot, so a zero signature becomes 1); its alternative
+ * bucket is b2 = b1 ^ f(sig), so that a slot's bucket and signature give the
+ * other bucket and an item moves between its two buckets without reading its
+ * key. A slot holds the signature and the entry index (flagged when in the
+ * alternative bucket). A bucket's overflow counts its keys that live in
+ * their alternative bucket: while it is 0 (two buckets in three at 86% load)
+ * a lookup reads one bucket, not two. Entries never move: an entry pointer
+ * stays valid until the entry is removed, expired or recycled (below).
  *
- * Memory: 64 B per entry plus 64 B per eight index slots: 72 to 80 bytes per
- * flow depending on how capacity rounds up (flowtab_bytes_per_flow()). The
- * whole table is allocated and touched by flowtab_create() (no page faults
- * on the packet path); on Linux it asks for transparent huge pages.
+ * Memory: 64 B per entry + 64 B per 8 index slots + 1 bit per 8 slots + a
+ * 248 B header: 72.02 B per flow when capacity is a power of two (random
+ * keys fill 98.8% of the slots before the first refusal), 72.41 B for a
+ * capacity of 10^6 or 4 * 10^6 (290 MB), up to 80 B just above a power of
+ * two (flowtab_memory(), flowtab_bytes_per_flow()). The whole table is
+ * allocated and written by flowtab_create() (no page faults on the packet
+ * path); on Linux it asks for transparent huge pages (fewer TLB misses).
  *
- * Lookup costs one cache line per bucket and one per entry: the burst lookup
- * hashes every key and prefetches both buckets, then matches signatures and
- * prefetches the entries, then compares keys, so the misses of a burst
- * overlap (the rte_hash_lookup_bulk pattern).
+ * Lookup: the burst lookup hashes all keys and prefetches their buckets,
+ * then matches signatures and prefetches the candidate entries, then
+ * compares keys, so that the misses of a burst overlap (the
+ * rte_hash_lookup_bulk pattern): two misses deep, a bucket then an entry.
  *
- * Insert takes a free slot in either bucket; when both are full it replaces
- * an expired entry of the two buckets, or else moves entries to their other
- * bucket (a bounded breadth-first search, as in libcuckoo) to free a slot.
- * It never evicts a live entry: a SYN flood cannot push out established
- * flows. New entries are also bounded by a token bucket (insert_rate).
+ * Insert takes a free slot in the primary bucket, else in the alternative
+ * one; when both are full it frees an expired entry of the two buckets, or
+ * else moves items to their other bucket (a bounded breadth-first search,
+ * as in libcuckoo) to free a slot. It never evicts a live entry: a SYN flood
+ * cannot push out established flows. New entries are also bounded by a
+ * token bucket (insert_rate).
  *
  * Entry pointers. An entry pointer stays valid (same flow, same key) until
  * that entry is removed or expired, or until an insert recycles it, which

@@ -20,6 +20,7 @@
 # temporary folder, removed on exit unless a scenario failed (then kept and
 # named). Addresses: 198.18.0.0/15 and 2001:db8::/32.
 set -uo pipefail
+exec 2>&1   # one stream: messages stay next to the scenario they are about
 
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -44,13 +45,20 @@ mapfile -t DROPS < <(awk '/define DP_DROP_REASONS/ { on = 1; next }
 [ "${#DROPS[@]}" -gt 10 ] || { log "cannot read the drop reasons of $COUNTERS_H"; exit 1; }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/maglb-pcap.XXXXXX")
+SCENARIOS=()
 dp_pid=
 keep=0
+# EAL's runtime folder of a file prefix (--no-shconf leaves it empty).
+eal_dirs() { printf '%s\n' "/var/run/dpdk/$1" "${XDG_RUNTIME_DIR:-/nonexistent}/dpdk/$1"; }
+
 cleanup() {
 	if [ -n "$dp_pid" ]; then
 		kill -KILL "$dp_pid" 2>/dev/null
 		wait "$dp_pid" 2>/dev/null
 	fi
+	for s in "${SCENARIOS[@]}"; do
+		eal_dirs "mlbpcap-$$-$s" | xargs rm -rf
+	done
 	if [ "$keep" -eq 0 ]; then
 		rm -rf "$work"
 	else
@@ -262,7 +270,8 @@ scenario() {
 passed=0
 failed=0
 [ $# -gt 0 ] || set -- frags4 frags6 icmp toobig malformed
-for s in "$@"; do
+SCENARIOS=("$@")
+for s in "${SCENARIOS[@]}"; do
 	if scenario "$s"; then
 		passed=$((passed + 1))
 	else

@@ -304,12 +304,13 @@ start_tool() {
 	local p=$1 name=$2 ns=$3 dir pid
 	shift 3
 	dir=$(topo_dir "$p")
+	# A "ready" left by an earlier run of NAME must not count: the shell
+	# forked below truncates the file only some time after this one goes on.
+	: >"$dir/$name.out"
 	ip netns exec "$ns" "$@" >"$dir/$name.out" 2>"$dir/$name.err" &
 	pid=$!
 	echo "$pid" >"$dir/$name.pid"
-	local t0=$SECONDS
-	await_cond 10 _ready_or_gone "$dir/$name.out" "$pid" || log "DEBUG await failed"
-	log "DEBUG waited $((SECONDS - t0)) s; out=[$(cat "$dir/$name.out")] stat=[$(cat /proc/$pid/stat 2>&1 | cut -c1-60)]"
+	await_cond 10 _ready_or_gone "$dir/$name.out" "$pid" 2>/dev/null
 	if ! grep -qx ready "$dir/$name.out"; then
 		local status=running
 		if _pid_gone "$pid"; then

@@ -77,7 +77,6 @@ enum {
 	EXT_ROUTING = 43,
 	EXT_FRAGMENT = 44,
 	EXT_DEST = 60,
-	TCP_FIN = 0x01,
 	TCP_SYN = 0x02,
 	TCP_PSH = 0x08,
 	TCP_ACK = 0x10,
@@ -931,6 +930,18 @@ drop_ip(struct gen *g, const uint8_t *ip, size_t len, const char *reason, const 
 	emit_ip(g, ip, len, FATE_DROP, reason, 0, NULL, desc);
 }
 
+/* The packet ip[0..len) under the given ethertype, whatever its version. */
+static void
+drop_under(struct gen *g, uint16_t type, const uint8_t *ip, size_t len,
+	   const char *reason, const char *desc)
+{
+	uint8_t f[FRAME_MAX];
+	size_t l2 = eth_make(g, f, type);
+
+	memcpy(f + l2, ip, len);
+	emit_frame(g, f, l2 + len, FATE_DROP, reason, 0, NULL, desc);
+}
+
 /* Frames cut short, or not IP at all. */
 static void
 malformed_l2(struct gen *g)
@@ -959,6 +970,18 @@ malformed_l2(struct gen *g)
 	put16(f + 16, ETHERTYPE_VLAN);
 	memcpy(f + 18, ip, n);
 	emit_frame(g, f, 18 + n, FATE_DROP, "BAD_ETHERTYPE", 0, NULL, "two 802.1Q tags");
+
+	/* ARP: htype 1, ptype IPv4, hlen 6, plen 4, oper 1, then addresses */
+	memset(ip, 0, 28);
+	put16(ip, 1);
+	put16(ip + 2, ETHERTYPE_IPV4);
+	ip[4] = 6;
+	ip[5] = 4;
+	put16(ip + 6, 1);
+	drop_under(g, ETHERTYPE_ARP, ip, 20, "TRUNCATED", "ARP cut at 20 bytes");
+	put16(ip + 2, ETHERTYPE_IPV6);
+	ip[5] = 16;
+	drop_under(g, ETHERTYPE_ARP, ip, 28, "ARP_IGNORED", "ARP for IPv6 addresses");
 }
 
 /* IPv4 headers that lie. */
@@ -968,17 +991,10 @@ malformed_ip4(struct gen *g)
 	uint8_t ip[FRAME_MAX];
 	size_t n;
 
+	emit_frame(g, ip, 0, FATE_DROP, "TRUNCATED", 0, NULL, "empty frame");
 	n = good_tcp(ip, AF_INET6, 1101, 0);
-	emit_frame(g, (uint8_t[ETH_LEN]){ 0 }, 0, FATE_DROP, "TRUNCATED", 0, NULL,
-		   "empty frame");
-	{
-		uint8_t f[FRAME_MAX];
-		size_t l2 = eth_make(g, f, ETHERTYPE_IPV4);
-
-		memcpy(f + l2, ip, n);      /* IPv6 packet behind the IPv4 ethertype */
-		emit_frame(g, f, l2 + n, FATE_DROP, "BAD_IP_VERSION", 0, NULL,
-			   "IPv6 packet under the IPv4 ethertype");
-	}
+	drop_under(g, ETHERTYPE_IPV4, ip, n, "BAD_IP_VERSION",
+		   "IPv6 packet under the IPv4 ethertype");
 	n = good_tcp(ip, AF_INET, 1102, 0);
 	ip[0] = 0x44;
 	ip4_csum(ip);
@@ -1015,14 +1031,8 @@ malformed_ip6(struct gen *g)
 	size_t n;
 
 	n = good_tcp(ip, AF_INET, 1201, 0);
-	{
-		uint8_t f[FRAME_MAX];
-		size_t l2 = eth_make(g, f, ETHERTYPE_IPV6);
-
-		memcpy(f + l2, ip, n);      /* IPv4 packet behind the IPv6 ethertype */
-		emit_frame(g, f, l2 + 40, FATE_DROP, "BAD_IP_VERSION", 0, NULL,
-			   "IPv4 packet under the IPv6 ethertype");
-	}
+	drop_under(g, ETHERTYPE_IPV6, ip, n, "BAD_IP_VERSION",
+		   "IPv4 packet under the IPv6 ethertype");
 	n = good_tcp(ip, AF_INET6, 1202, 0);
 	put16(ip + 4, 200);
 	drop_ip(g, ip, n, "BAD_IP_LENGTH", "IPv6 payload length 200 past the frame");

@@ -187,6 +187,40 @@ START_TEST(test_burst_equals_single)
 }
 END_TEST
 
+static uint32_t fill(struct flowtab *t, uint32_t capacity, struct flow_key *k, uint64_t *s);
+
+/* Dense: 16-bit signatures collide in about 1 lookup in 8000, and many keys
+ * live in their alternative bucket; the burst must still agree. */
+START_TEST(test_burst_equals_single_dense)
+{
+	enum { CAP = 65536, Q = 1u << 18 };
+	struct flowtab *t = table(CAP);
+	struct flow_key *k = calloc(CAP + 1, sizeof(*k)), *miss = calloc(Q, sizeof(*miss));
+	const struct flow_key **q = calloc(Q, sizeof(*q));
+	struct flowtab_entry **out = calloc(Q, sizeof(*out));
+	uint64_t s = 5;
+	uint32_t n, hits = 0;
+
+	ck_assert(k && miss && q && out);
+	n = fill(t, CAP, k, &s);
+	ck_assert_uint_gt(flowtab_stats(t)[FLOWTAB_STAT_MOVED], 0);
+	for (uint32_t i = 0; i < Q; i++) {
+		miss[i] = key_random(&s);
+		q[i] = (i & 1) ? &miss[i] : &k[rnd(&s) % n];
+	}
+	flowtab_lookup_burst(t, q, Q, out);
+	for (uint32_t i = 0; i < Q; i++) {
+		ck_assert_ptr_eq(out[i], flowtab_lookup(t, q[i]));
+		if (out[i] != NULL)
+			ck_assert_mem_eq(&out[i]->key, q[i], sizeof(*q[i]));
+		hits += out[i] != NULL;
+	}
+	ck_assert_uint_eq(hits, Q / 2);
+	flowtab_destroy(t);
+	free(k), free(miss), free(q), free(out);
+}
+END_TEST
+
 /* Insert random keys until capacity or 1000 refusals in a row; check that
  * at least 95% went in and that every one is still there. */
 static uint32_t
@@ -769,6 +803,7 @@ flowtab_suite(void)
 	tcase_add_test(tc, test_create_bad_params);
 	tcase_add_test(tc, test_insert_lookup_remove);
 	tcase_add_test(tc, test_burst_equals_single);
+	tcase_add_test(tc, test_burst_equals_single_dense);
 	tcase_add_test(tc, test_fill_to_capacity);
 	tcase_add_test(tc, test_bytes_per_flow);
 	tcase_add_test(tc, test_expired_entries_reused);
