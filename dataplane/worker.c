@@ -323,16 +323,21 @@ classify(struct worker *w, struct burst *b, const struct dp_state *st,
 static void
 transmit(struct worker *w, struct rte_mbuf **tx, uint32_t n)
 {
-	uint16_t sent = 0;
+	uint64_t bytes = 0;
+	uint16_t sent;
 
 	if (n == 0)
 		return;
+	/* Sent mbufs belong to the driver: count their bytes before. */
+	for (uint32_t i = 0; i < n; i++)
+		bytes += rte_pktmbuf_pkt_len(tx[i]);
 	sent = rte_eth_tx_burst(w->shared->port.id, w->queue, tx, (uint16_t)n);
-	for (uint32_t i = 0; i < sent; i++)
-		w->counters.event[DP_EVENT_TX_BYTES] += rte_pktmbuf_pkt_len(tx[i]);
-	w->counters.event[DP_EVENT_TX_PACKETS] += sent;
-	for (uint32_t i = sent; i < n; i++)
+	for (uint32_t i = sent; i < n; i++) {
+		bytes -= rte_pktmbuf_pkt_len(tx[i]);
 		drop(w, tx[i], DP_DROP_TX_FULL);
+	}
+	w->counters.event[DP_EVENT_TX_PACKETS] += sent;
+	w->counters.event[DP_EVENT_TX_BYTES] += bytes;
 }
 
 static void
