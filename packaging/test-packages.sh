@@ -27,6 +27,7 @@ version=$(sed -n "s/^ *version: '\([^']*\)',\$/\1/p" "$src/meson.build" | head -
 arch=$(dpkg --print-architecture)
 unitdir=/lib/systemd/system   # set from systemd's pkg-config file below
 tmp=
+deb=
 dataplane_pid=
 group_made=no
 installed=no
@@ -190,12 +191,13 @@ run_lintian() {
 }
 
 install_deb() {
+	local f
+
 	log "installing the .deb on this machine"
 	getent group maglb >/dev/null || group_made=yes
 	installed=yes
 	run_logged apt-install apt-get install -y -q --no-install-recommends "$deb"
 	ok "apt-get installed the .deb"
-	local f
 	while read -r f; do
 		[ -e "$f" ] || fail "$f is missing after install"
 	done < <(deb_expected)
