@@ -141,7 +141,8 @@ usage(FILE *out)
 		"                           (sleeps after empty polls: shared machines, tests)\n"
 		"  -s, --service NAME       IPC service name (default " IPC_SERVICE_DEFAULT ")\n"
 		"  -t, --check-config FILE  validate FILE, print each VIP's Maglev table, exit\n"
-		"  -h, --help               this help\n");
+		"  -h, --help               this help\n"
+		"EAL args: see DPDK's EAL parameters (e.g. -l 0,1, --vdev, -a PCI, --no-huge)\n");
 }
 
 static int
@@ -342,6 +343,12 @@ main(int argc, char **argv)
 	const char *check = find_check(argc, argv);
 	int n, rc;
 
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			usage(stdout);  /* EAL's own options: --help after -- */
+			return EXIT_SUCCESS;
+		}
+	}
 	if (check != NULL) {
 		log_init(true);
 		rc = check_config(check);
