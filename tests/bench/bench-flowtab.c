@@ -38,7 +38,7 @@ struct bench {
 	struct flow_key *misses;        /* keys never inserted */
 	const struct flow_key **ptrs;   /* burst input */
 	uint32_t inserted;
-	size_t bytes_per_flow;
+	size_t bytes_per_flow, memory;
 	uint64_t moved;
 };
 
@@ -266,6 +266,7 @@ run(struct bench *b, double fig[FIGURES])
 	fig[MISS_BURST] = time_burst(t, b->misses, b->ptrs, n);
 	b->inserted = ok;
 	b->bytes_per_flow = flowtab_bytes_per_flow(t);
+	b->memory = flowtab_memory(t);
 	b->moved = flowtab_stats(t)[FLOWTAB_STAT_MOVED];
 	flowtab_destroy(t);
 	return time_new_flows(b, &fig[NEW_FLOW]);
@@ -301,10 +302,11 @@ main(int argc, char **argv)
 		med[f] = fig[f][b.runs / 2];
 	}
 	printf("{\"capacity\":%u,\"flows\":%u,\"inserted\":%u,\"bytes_per_flow\":%zu,"
+	       "\"memory_bytes\":%zu,"
 	       "\"insert_ns\":%.1f,\"lookup_hit_ns\":%.1f,\"lookup_burst32_ns\":%.1f,"
 	       "\"lookup_miss_ns\":%.1f,\"lookup_miss_burst32_ns\":%.1f,"
 	       "\"new_flow_burst32_ns\":%.1f,\"moved\":%llu}\n",
-	       b.capacity, b.flows, b.inserted, b.bytes_per_flow, med[INSERT], med[HIT],
+	       b.capacity, b.flows, b.inserted, b.bytes_per_flow, b.memory, med[INSERT], med[HIT],
 	       med[HIT_BURST], med[MISS], med[MISS_BURST], med[NEW_FLOW],
 	       (unsigned long long)b.moved);
 	free(b.keys);
