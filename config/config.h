@@ -112,6 +112,7 @@ struct config_port {
 	char name[CONFIG_NAME_MAX];
 	char device[CONFIG_DEVICE_MAX]; /* PCI address or vdev name, as for EAL */
 	uint32_t mtu;                   /* 576..9702 */
+	uint32_t mbufs;                 /* packet buffers; 0: 8192 per worker + 4096 */
 	bool has_gateway4, has_gateway6;
 	struct config_addr gateway4;    /* next hop of tunnels to backends */
 	struct config_addr gateway6;

@@ -23,6 +23,7 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
+#include <rte_ether.h>
 #include <rte_mbuf.h>
 #include <rte_rcu_qsbr.h>
 
@@ -248,7 +249,7 @@ start(struct dataplane *dp)
 	};
 	int socket = (int)rte_socket_id();
 	size_t rcu_size;
-	unsigned i = 0, lcore;
+	unsigned i = 0, lcore, mbufs, room;
 	int rc;
 
 	dp->n_workers = rte_lcore_count() - 1;
@@ -256,8 +257,15 @@ start(struct dataplane *dp)
 		qb_log(LOG_ERR, "no worker lcore: give EAL at least two (-l 0,1)");
 		return -EINVAL;
 	}
-	dp->pool = rte_pktmbuf_pool_create("mbufs", 8192 * dp->n_workers + 4096, 256, 0,
-					   RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+	mbufs = dp->cfg->ports[0].mbufs != 0 ? dp->cfg->ports[0].mbufs :
+		8192 * dp->n_workers + 4096;
+	/* One segment holds a whole frame of the port's MTU (VLAN tag, FCS),
+	 * and never less than DPDK's default: drivers such as af_packet want
+	 * room for their own frame size. */
+	room = RTE_ALIGN_CEIL(dp->cfg->ports[0].mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN +
+			      RTE_ETHER_CRC_LEN, RTE_CACHE_LINE_SIZE);
+	room = RTE_PKTMBUF_HEADROOM + RTE_MAX(room, (unsigned)RTE_MBUF_DEFAULT_DATAROOM);
+	dp->pool = rte_pktmbuf_pool_create("mbufs", mbufs, 256, 0, (uint16_t)room, socket);
 	rcu_size = rte_rcu_qsbr_get_memsize(dp->n_workers);
 	dp->sh.rcu = rte_zmalloc("rcu", rcu_size, RTE_CACHE_LINE_SIZE);
 	dp->workers = rte_zmalloc("workers", dp->n_workers * sizeof(*dp->workers),
@@ -282,6 +290,7 @@ start(struct dataplane *dp)
 		if (rc < 0)
 			return rc;
 	}
+	qb_log(LOG_INFO, "%u packet buffers of %u bytes", mbufs, room);
 	qb_log(LOG_INFO, "%u worker(s), %u flows each, %zu bytes per flow, poll %s",
 	       dp->n_workers, fp.capacity, flowtab_bytes_per_flow(dp->workers[0].flows),
 	       worker_poll_names[dp->opt.poll]);

@@ -22,6 +22,7 @@ dp_ctl() {
 }
 
 _dp_up() { dp_ctl "$1" status >/dev/null 2>&1; }
+_dp_up_or_gone() { _dp_up "$1" || _pid_gone "$2"; }
 
 dp_start() {
 	local p=$1 conf=$2 dir
@@ -31,7 +32,8 @@ dp_start() {
 		-c "$conf" -f --poll adaptive --service "$(dp_service "$p")" \
 		>"$dir/dataplane.out" 2>"$dir/dataplane.err" &
 	echo $! >"$dir/dataplane.pid"
-	if ! await_cond 20 _dp_up "$p"; then
+	await_cond 20 _dp_up_or_gone "$p" "$!"
+	if ! _dp_up "$p"; then
 		log "dp_start: the dataplane did not come up; stderr:"
 		cat "$dir/dataplane.err" >&2
 		return 1
