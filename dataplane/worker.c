@@ -30,8 +30,8 @@ const char *const worker_poll_names[WORKER_POLL_MAX] = {
 
 enum {
 	BURST = 32,
-	EXPIRE_BUDGET = 64,         /* flow slots visited after each burst */
-	EXPIRE_BUDGET_IDLE = 4096,  /* and after an empty poll */
+	EXPIRE_SWEEP_MS = 1024,     /* the expiry scan visits the table once per */
+	EXPIRE_PER_MS_MIN = 64,
 	IDLE_POLLS = 64,            /* empty polls before adaptive sleeping */
 	SLEEP_MAX_US = 1000,
 };
@@ -272,17 +272,15 @@ for_this_port(const struct worker *w, const uint8_t *frame)
 	return memcmp(frame, w->shared->port.mac, 6) == 0;
 }
 
-/* Parse, classify and match VIPs; keep the packets that go on. */
+/* Parse and classify; keep the IP packets for this port in b. */
 static void
-classify(struct worker *w, struct burst *b, const struct dp_state *st,
-	 struct rte_mbuf **pkts, uint16_t n)
+parse_burst(struct worker *w, struct burst *b, struct rte_mbuf **pkts, uint16_t n)
 {
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct pkt_meta *meta = &b->meta[b->n];
 		const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
 		enum dp_drop why;
-		int64_t vip;
 
 		rte_prefetch0(i + 1 < n ? rte_pktmbuf_mtod(pkts[i + 1], void *) : frame);
 		w->counters.event[DP_EVENT_RX_BYTES] += rte_pktmbuf_pkt_len(m);
@@ -302,22 +300,43 @@ classify(struct worker *w, struct burst *b, const struct dp_state *st,
 			drop(w, m, DP_DROP_ICMP_UNHANDLED);
 			continue;
 		}
-		/* Other protocols go on: no VIP has theirs, so the lookup drops
-		 * them as NOT_VIP or VIP_PROTO. */
-		vip = meta->kind == PKT_KIND_FRAGMENT ?
-		      viptab_lookup_fragment(st->viptab, &meta->key, &why) :
-		      viptab_lookup(st->viptab, &meta->key, &why);
+		b->pkts[b->n++] = m;
+	}
+}
+
+/*
+ * Match VIPs, in a pass of its own: reading a key right after the parser
+ * wrote it stalls on store forwarding. Other protocols reach here too: no
+ * VIP has theirs, so they drop as NOT_VIP or VIP_PROTO.
+ */
+static void
+match_vips(struct worker *w, struct burst *b, const struct dp_state *st)
+{
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < b->n; i++) {
+		const struct pkt_meta *meta = &b->meta[i];
+		enum dp_drop why;
+		int64_t vip = meta->kind == PKT_KIND_FRAGMENT ?
+			      viptab_lookup_fragment(st->viptab, &meta->key, &why) :
+			      viptab_lookup(st->viptab, &meta->key, &why);
+
 		if (vip < 0) {
-			drop(w, m, meta->kind == PKT_KIND_ICMP_ERROR ? DP_DROP_ICMP_BAD_INNER : why);
+			drop(w, b->pkts[i], meta->kind == PKT_KIND_ICMP_ERROR ?
+					    DP_DROP_ICMP_BAD_INNER : why);
 			continue;
 		}
 		w->counters.event[DP_EVENT_FRAGMENTS] += meta->kind == PKT_KIND_FRAGMENT;
 		w->counters.event[DP_EVENT_ICMP_ERRORS] += meta->kind == PKT_KIND_ICMP_ERROR;
-		b->pkts[b->n] = m;
-		b->vip[b->n] = (uint32_t)vip;
-		b->keys[b->n] = &meta->key;
-		b->n++;
+		if (kept != i) {
+			b->pkts[kept] = b->pkts[i];
+			b->meta[kept] = *meta;
+		}
+		b->vip[kept] = (uint32_t)vip;
+		b->keys[kept] = &b->meta[kept].key;
+		kept++;
 	}
+	b->n = kept;
 }
 
 static void
@@ -353,7 +372,8 @@ worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts
 
 	b.n = b.n_tx = b.n_exp = 0;
 	w->counters.event[DP_EVENT_RX_PACKETS] += n;
-	classify(w, &b, st, pkts, n);
+	parse_burst(w, &b, pkts, n);
+	match_vips(w, &b, st);
 	flowtab_lookup_burst(w->flows, b.keys, b.n, b.entries);
 	for (uint32_t i = 0; i < b.n; i++) {
 		struct flowtab_entry *e = b.entries[i];
@@ -439,17 +459,25 @@ serve_mailbox(struct worker *w, uint32_t now_ms)
 	__atomic_store_n(&w->done_seq, seq, __ATOMIC_RELEASE);
 }
 
-/* Between bursts: frames from the control thread, requests, expiry. */
+/*
+ * Between bursts: frames from the control thread, requests, and the expiry
+ * scan, paced by the clock (a sweep of the table per EXPIRE_SWEEP_MS), not by
+ * the burst rate: a busy worker must not spend its cycles on it.
+ */
 static void
-housekeeping(struct worker *w, uint32_t now_ms, bool idle)
+housekeeping(struct worker *w, uint32_t now_ms)
 {
 	struct rte_mbuf *tx[BURST];
 	unsigned n = rte_ring_sc_dequeue_burst(w->tx_ring, (void **)tx, BURST, NULL);
+	uint32_t elapsed = now_ms - w->expire_ms;
 
 	transmit(w, tx, n);
 	serve_mailbox(w, now_ms);
+	if (elapsed == 0)
+		return;
+	w->expire_ms = now_ms;
 	w->counters.event[DP_EVENT_FLOWS_EXPIRED] +=
-		flowtab_expire(w->flows, now_ms, idle ? EXPIRE_BUDGET_IDLE : EXPIRE_BUDGET);
+		flowtab_expire(w->flows, now_ms, w->expire_per_ms * RTE_MIN(elapsed, 8u));
 }
 
 /* Adaptive polling: sleep after empty polls, 1 us doubling to 1 ms. */
@@ -487,7 +515,7 @@ worker_main(void *arg)
 
 		if (n > 0)
 			worker_burst(w, st, pkts, n, now_ms);
-		housekeeping(w, now_ms, n == 0);
+		housekeeping(w, now_ms);
 		rte_rcu_qsbr_quiescent(sh->rcu, w->id);
 		if (n > 0) {
 			empty = 0;
@@ -533,6 +561,7 @@ worker_init(struct worker *w, unsigned id, unsigned lcore, struct dp_shared *sha
 	w->shared = shared;
 	w->pool = pool;
 	w->max_dests = max_dests;
+	w->expire_per_ms = RTE_MAX(fp->capacity / EXPIRE_SWEEP_MS, (uint32_t)EXPIRE_PER_MS_MIN);
 	p.seed = rte_rand();
 	w->flows = flowtab_create(&p);
 	snprintf(name, sizeof(name), "export%u", id);

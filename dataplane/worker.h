@@ -92,6 +92,8 @@ struct worker {
 	struct worker_req *req;         /* mailbox: control sets, worker clears */
 	uint64_t req_seq, done_seq;     /* atomics */
 	uint64_t (*dest_counters)[3];   /* [dest id]: packets, bytes, new flows */
+	uint32_t expire_ms;             /* when the expiry scan last ran */
+	uint32_t expire_per_ms;         /* slots it visits per millisecond */
 	uint32_t max_dests;
 	struct dp_counters counters;
 } __attribute__((aligned(64)));
