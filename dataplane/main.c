@@ -259,12 +259,13 @@ start(struct dataplane *dp)
 	}
 	mbufs = dp->cfg->ports[0].mbufs != 0 ? dp->cfg->ports[0].mbufs :
 		8192 * dp->n_workers + 4096;
-	/* One segment holds a whole frame of the port's MTU (VLAN tag, FCS),
-	 * and never less than DPDK's default: drivers such as af_packet want
-	 * room for their own frame size. */
+	/* One segment holds a whole frame of the port's MTU (VLAN tag, FCS).
+	 * net_af_packet wants room for its own frame size (2048 by default). */
 	room = RTE_ALIGN_CEIL(dp->cfg->ports[0].mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN +
 			      RTE_ETHER_CRC_LEN, RTE_CACHE_LINE_SIZE);
-	room = RTE_PKTMBUF_HEADROOM + RTE_MAX(room, (unsigned)RTE_MBUF_DEFAULT_DATAROOM);
+	if (strncmp(dp->cfg->ports[0].device, "net_af_packet", 13) == 0)
+		room = RTE_MAX(room, (unsigned)RTE_MBUF_DEFAULT_DATAROOM);
+	room += RTE_PKTMBUF_HEADROOM;
 	dp->pool = rte_pktmbuf_pool_create("mbufs", mbufs, 256, 0, (uint16_t)room, socket);
 	rcu_size = rte_rcu_qsbr_get_memsize(dp->n_workers);
 	dp->sh.rcu = rte_zmalloc("rcu", rcu_size, RTE_CACHE_LINE_SIZE);
