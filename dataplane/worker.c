@@ -16,7 +16,6 @@
 #include <rte_ring_elem.h>
 
 #include "dataplane/core/encap.h"
-#include "dataplane/core/maglev.h"
 #include "dataplane/core/packet.h"
 #include "dataplane/core/reply.h"
 #include "dataplane/core/viptab.h"
@@ -148,15 +147,19 @@ forward(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i
 				drop(w, m, DP_DROP_FRAG_NO_DF_TOO_BIG);
 			return;
 		}
-		/* Drop the Ethernet header and any trailer padding. */
-		rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_data_len(m) - meta->l2_len -
-					       meta->ip_len));
-		rte_pktmbuf_adj(m, meta->l2_len);
-		hdr = (uint8_t *)rte_pktmbuf_prepend(m, (uint16_t)(ENCAP_ETH_LEN + overhead));
-		if (hdr == NULL) {
+		/* One move of the data start replaces the client's Ethernet header
+		 * with the tunnel's and drops any trailer padding (one segment). */
+		uint16_t hdr_len = (uint16_t)(ENCAP_ETH_LEN + overhead);
+		int off = (int)m->data_off + meta->l2_len - hdr_len;
+
+		if (off < 0) {
 			drop(w, m, DP_DROP_NO_HEADROOM);
 			return;
 		}
+		m->data_off = (uint16_t)off;
+		m->data_len = (uint16_t)(hdr_len + meta->ip_len);
+		m->pkt_len = m->data_len;
+		hdr = rte_pktmbuf_mtod(m, uint8_t *);
 		encap_write(hdr, &d->tunnel, meta->family, meta->ip_len, meta->tos,
 			    meta->df != 0, 0,
 			    d->tunnel.outer_family == FLOW_FAMILY_IPV6 ? label_hash(&meta->key) : 0);
