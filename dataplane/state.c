@@ -36,6 +36,7 @@ struct state_ctx {
 	struct dest_key *keys;      /* by id */
 	uint32_t *slots;            /* id + 1, 0: empty */
 	uint64_t generation;
+	uint16_t vip_gen;
 };
 
 static uint64_t
@@ -340,6 +341,7 @@ state_build(struct state_ctx *ctx, const struct config *cfg,
 	if (rc < 0)
 		goto fail;
 	s->generation = ++ctx->generation;
+	s->vip_gen = ++ctx->vip_gen != 0 ? ctx->vip_gen : ++ctx->vip_gen;
 	s->seed = hash_key_from_bytes(cfg->hash_seed);
 	addr_bytes(&cfg->node_addr4, node_addr[0]);
 	addr_bytes(&cfg->node_addr6, node_addr[1]);
@@ -378,6 +380,7 @@ state_copy(struct state_ctx *ctx, const struct dp_state *s, int *rc)
 	if (*rc < 0)
 		goto fail;
 	c->generation = ++ctx->generation;
+	c->vip_gen = s->vip_gen;
 	c->seed = s->seed;
 	memcpy(c->dests, s->dests, s->n_dests * sizeof(*c->dests));
 	memcpy(c->vips, s->vips, s->n_vips * sizeof(*c->vips));

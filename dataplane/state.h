@@ -73,6 +73,9 @@ struct dp_vip {
 
 struct dp_state {
 	uint64_t generation;
+	uint16_t vip_gen;           /* changes with the VIP set (reloads), never 0;
+				     * flow entries checked against it skip the
+				     * VIP lookup */
 	struct hash_key seed;       /* the cluster's flow-hash seed */
 	struct viptab *viptab;      /* ids are indexes in vips */
 	uint32_t n_vips;

@@ -169,31 +169,42 @@ forward(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i
 	b->tx[b->n_tx++] = m;
 }
 
-/* A packet of a flow this worker carries (entry e, live). */
+/* A packet of a flow this worker carries (entry e, live, dest usable). */
 static void
 carry(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
       struct flowtab_entry *e, uint32_t now_ms)
 {
-	uint32_t dest = e->backend;
-
-	if (!dest_usable(st, dest, b->vip[i])) {
-		/* Backend down or gone: reschedule the flow, tell the peers. */
-		int64_t pick = state_maglev_pick(st, b->vip[i], &b->meta[i].key);
-
-		if (pick < 0) {
-			drop(w, b->pkts[i], DP_DROP_NO_BACKEND);
-			return;
-		}
-		e->backend = dest = (uint32_t)pick;
-		export(w, b, e, EXPORT_NEW);
-	}
 	if (b->meta[i].kind != PKT_KIND_ICMP_ERROR) {
 		enum flowtab_export ev = flowtab_touch(w->flows, e, b->meta[i].tcp_flags, now_ms);
 
 		if (ev != FLOWTAB_EXPORT_NONE)
 			export(w, b, e, (enum export_event)touch_event[ev]);
 	}
-	forward(w, b, st, i, dest);
+	forward(w, b, st, i, e->backend);
+}
+
+/*
+ * A live entry the fast path could not take: the VIPs changed since it was
+ * checked (a reload), or its backend is down or gone. Check it against the
+ * packet's VIP; reschedule the flow if its backend no longer carries it.
+ */
+static void
+revalidate(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
+	   struct flowtab_entry *e, uint32_t now_ms)
+{
+	w->counters.event[DP_EVENT_FLOW_HITS]++;
+	if (!dest_usable(st, e->backend, b->vip[i])) {
+		int64_t pick = state_maglev_pick(st, b->vip[i], &b->meta[i].key);
+
+		if (pick < 0) {
+			drop(w, b->pkts[i], DP_DROP_NO_BACKEND);
+			return;
+		}
+		e->backend = (uint32_t)pick;
+		export(w, b, e, EXPORT_NEW);    /* tell the peers */
+	}
+	e->user = st->vip_gen;
+	carry(w, b, st, i, e, now_ms);
 }
 
 /* The state a flow imported from a peer starts in. */
@@ -226,6 +237,7 @@ on_synced(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t
 		return;
 	}
 	/* This node carries the flow now: it refreshes and closes it. */
+	e->user = st->vip_gen;
 	carry(w, b, st, i, e, now_ms);
 }
 
@@ -254,6 +266,7 @@ on_new(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
 	if (e == NULL) {
 		w->counters.event[DP_EVENT_UNTRACKED]++;
 	} else {
+		e->user = st->vip_gen;
 		w->counters.event[DP_EVENT_NEW_FLOWS]++;
 		w->dest_counters[pick][WORKER_DEST_NEW]++;
 		export(w, b, e, EXPORT_NEW);
@@ -303,21 +316,26 @@ parse_burst(struct worker *w, struct burst *b, struct rte_mbuf **pkts, uint16_t 
 			drop(w, m, DP_DROP_ICMP_UNHANDLED);
 			continue;
 		}
+		b->keys[b->n] = &meta->key;
 		b->pkts[b->n++] = m;
 	}
 }
 
 /*
- * Match VIPs, in a pass of its own: reading a key right after the parser
- * wrote it stalls on store forwarding. Other protocols reach here too: no
- * VIP has theirs, so they drop as NOT_VIP or VIP_PROTO.
+ * The VIPs of the packets the fast path left (idx[0..n-1]), in a pass of its
+ * own: reading a key right after the parser wrote it stalls on store
+ * forwarding. Keeps the packets that have one, in order; returns how many.
+ * Other protocols reach here too: no VIP has theirs, so they drop as
+ * NOT_VIP or VIP_PROTO.
  */
-static void
-match_vips(struct worker *w, struct burst *b, const struct dp_state *st)
+static uint32_t
+match_vips(struct worker *w, struct burst *b, const struct dp_state *st,
+	   uint32_t *idx, uint32_t n)
 {
 	uint32_t kept = 0;
 
-	for (uint32_t i = 0; i < b->n; i++) {
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t i = idx[j];
 		const struct pkt_meta *meta = &b->meta[i];
 		enum dp_drop why;
 		int64_t vip = meta->kind == PKT_KIND_FRAGMENT ?
@@ -329,17 +347,10 @@ match_vips(struct worker *w, struct burst *b, const struct dp_state *st)
 					    DP_DROP_ICMP_BAD_INNER : why);
 			continue;
 		}
-		w->counters.event[DP_EVENT_FRAGMENTS] += meta->kind == PKT_KIND_FRAGMENT;
-		w->counters.event[DP_EVENT_ICMP_ERRORS] += meta->kind == PKT_KIND_ICMP_ERROR;
-		if (kept != i) {
-			b->pkts[kept] = b->pkts[i];
-			b->meta[kept] = *meta;
-		}
-		b->vip[kept] = (uint32_t)vip;
-		b->keys[kept] = &b->meta[kept].key;
-		kept++;
+		b->vip[i] = (uint32_t)vip;
+		idx[kept++] = i;
 	}
-	b->n = kept;
+	return kept;
 }
 
 static void
@@ -362,35 +373,28 @@ transmit(struct worker *w, struct rte_mbuf **tx, uint32_t n)
 	w->counters.event[DP_EVENT_TX_BYTES] += bytes;
 }
 
-static void
-worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts,
-	     uint16_t n, uint32_t now_ms)
+/* Fragments and ICMP errors forwarded, for the counters. */
+static inline void
+count_kind(struct worker *w, const struct pkt_meta *meta)
 {
-	struct burst b;
+	w->counters.event[DP_EVENT_FRAGMENTS] += meta->kind == PKT_KIND_FRAGMENT;
+	w->counters.event[DP_EVENT_ICMP_ERRORS] += meta->kind == PKT_KIND_ICMP_ERROR;
+}
+
+/* Flows no live entry carries: the synced table, then Maglev. */
+static void
+on_misses(struct worker *w, struct burst *b, const struct dp_state *st,
+	  const uint32_t *miss, uint32_t n_miss, uint32_t now_ms)
+{
 	struct synced_value sv[BURST];
-	const struct flow_key *miss_keys[BURST];
-	uint32_t miss[BURST], n_miss = 0;
+	const struct flow_key *keys[BURST];
 	uint64_t hits = 0;
 	bool flows_changed = false;
 
-	b.n = b.n_tx = b.n_exp = 0;
-	w->counters.event[DP_EVENT_RX_PACKETS] += n;
-	parse_burst(w, &b, pkts, n);
-	match_vips(w, &b, st);
-	flowtab_lookup_burst(w->flows, b.keys, b.n, b.entries);
-	for (uint32_t i = 0; i < b.n; i++) {
-		struct flowtab_entry *e = b.entries[i];
-
-		if (e != NULL && !flowtab_expired(w->flows, e, now_ms)) {
-			w->counters.event[DP_EVENT_FLOW_HITS]++;
-			carry(w, &b, st, i, e, now_ms);
-		} else {
-			miss_keys[n_miss] = b.keys[i];
-			miss[n_miss++] = i;
-		}
-	}
+	for (uint32_t j = 0; j < n_miss; j++)
+		keys[j] = b->keys[miss[j]];
 	if (n_miss > 0)
-		hits = synced_lookup_burst(w->shared->synced, miss_keys, n_miss, now_ms, sv);
+		hits = synced_lookup_burst(w->shared->synced, keys, n_miss, now_ms, sv);
 	for (uint32_t j = 0; j < n_miss; j++) {
 		uint32_t i = miss[j];
 		struct flowtab_entry *e;
@@ -399,19 +403,61 @@ worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts
 		 * and its ACK in one burst) or recycled the expired entry the
 		 * burst lookup found: look again once the table has changed. */
 		if (flows_changed) {
-			e = b.entries[i] = flowtab_lookup(w->flows, b.keys[i]);
+			e = b->entries[i] = flowtab_lookup(w->flows, b->keys[i]);
 			if (e != NULL && !flowtab_expired(w->flows, e, now_ms)) {
-				w->counters.event[DP_EVENT_FLOW_HITS]++;
-				carry(w, &b, st, i, e, now_ms);
+				revalidate(w, b, st, i, e, now_ms);
 				continue;
 			}
 		}
 		flows_changed = true;
-		if ((hits >> j & 1) && dest_usable(st, sv[j].dest, b.vip[i]))
-			on_synced(w, &b, st, i, &sv[j], now_ms);
+		if ((hits >> j & 1) && dest_usable(st, sv[j].dest, b->vip[i]))
+			on_synced(w, b, st, i, &sv[j], now_ms);
 		else
-			on_new(w, &b, st, i, now_ms);
+			on_new(w, b, st, i, now_ms);
 	}
+}
+
+/*
+ * The fast path takes a live entry checked against the VIPs in force (its
+ * user field holds the state's vip_gen) whose backend is up or draining:
+ * no VIP lookup. Everything else gets its VIP matched first.
+ */
+static void
+worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts,
+	     uint16_t n, uint32_t now_ms)
+{
+	struct burst b;
+	uint32_t slow[BURST], n_slow = 0, miss[BURST], n_miss = 0;
+
+	b.n = b.n_tx = b.n_exp = 0;
+	w->counters.event[DP_EVENT_RX_PACKETS] += n;
+	parse_burst(w, &b, pkts, n);
+	flowtab_lookup_burst(w->flows, b.keys, b.n, b.entries);
+	for (uint32_t i = 0; i < b.n; i++) {
+		struct flowtab_entry *e = b.entries[i];
+
+		if (e != NULL && e->user == st->vip_gen && e->backend < st->n_dests &&
+		    st->dests[e->backend].status <= DEST_DRAINING &&
+		    !flowtab_expired(w->flows, e, now_ms)) {
+			w->counters.event[DP_EVENT_FLOW_HITS]++;
+			count_kind(w, &b.meta[i]);
+			carry(w, &b, st, i, e, now_ms);
+		} else {
+			slow[n_slow++] = i;
+		}
+	}
+	n_slow = match_vips(w, &b, st, slow, n_slow);
+	for (uint32_t j = 0; j < n_slow; j++) {
+		uint32_t i = slow[j];
+		struct flowtab_entry *e = b.entries[i];
+
+		count_kind(w, &b.meta[i]);
+		if (e != NULL && !flowtab_expired(w->flows, e, now_ms))
+			revalidate(w, &b, st, i, e, now_ms);
+		else
+			miss[n_miss++] = i;
+	}
+	on_misses(w, &b, st, miss, n_miss, now_ms);
 	transmit(w, b.tx, b.n_tx);
 	if (b.n_exp > 0) {
 		unsigned done = rte_ring_sp_enqueue_burst_elem(w->export_ring, b.exp,
