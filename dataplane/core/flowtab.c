@@ -49,6 +49,7 @@ static_assert(sizeof(struct flowtab_bucket) == FLOWTAB_LINE, "bucket is one cach
 static_assert(FLOWTAB_CAPACITY_MAX <= FLOWTAB_IDX_MASK, "entry index fits beside the flag");
 
 struct flowtab {
+	struct flowtab_head head;     /* first: the inline functions read it */
 	struct flowtab_bucket *buckets;
 	struct flowtab_entry *entries;
 	uint64_t *overflowed;         /* bit b: buckets[b].overflow != 0 */
@@ -61,8 +62,6 @@ struct flowtab {
 	uint32_t expire_cursor;
 	uint32_t hash_key[10];        /* NH keys, one per 32-bit key word */
 	uint64_t hash_key_final;
-	uint32_t timeout_ms[FLOWTAB_STATE_MAX];
-	uint32_t refresh_ms;
 	uint32_t rate;                /* tokens per second; 0: no cap */
 	uint32_t refill_ms;           /* time of the last refill */
 	bool refill_started;
@@ -321,11 +320,11 @@ flowtab_init(struct flowtab *t, const struct flowtab_params *p, uint32_t buckets
 	for (unsigned i = 0; i < 10; i++)
 		t->hash_key[i] = (uint32_t)flowtab_splitmix(&seed);
 	t->hash_key_final = flowtab_splitmix(&seed);
-	t->timeout_ms[FLOWTAB_SYN] = p->tcp_syn_ms;
-	t->timeout_ms[FLOWTAB_ESTABLISHED] = p->tcp_established_ms;
-	t->timeout_ms[FLOWTAB_CLOSING] = p->tcp_closing_ms;
-	t->timeout_ms[FLOWTAB_UDP] = p->udp_ms;
-	t->refresh_ms = p->refresh_ms;
+	t->head.timeout_ms[FLOWTAB_SYN] = p->tcp_syn_ms;
+	t->head.timeout_ms[FLOWTAB_ESTABLISHED] = p->tcp_established_ms;
+	t->head.timeout_ms[FLOWTAB_CLOSING] = p->tcp_closing_ms;
+	t->head.timeout_ms[FLOWTAB_UDP] = p->udp_ms;
+	t->head.refresh_ms = p->refresh_ms;
 	t->rate = p->insert_rate;
 	t->tokens_max = (uint64_t)burst * FLOWTAB_MILLI;
 	t->tokens = t->tokens_max;
@@ -499,18 +498,11 @@ flowtab_lookup_burst(struct flowtab *t, const struct flow_key *const keys[],
 
 /* ---- entries, expiry ---- */
 
-bool
-flowtab_expired(const struct flowtab *t, const struct flowtab_entry *e, uint32_t now_ms)
-{
-	assert(e->state < FLOWTAB_STATE_MAX);
-	return (int32_t)(now_ms - e->last_ms) >= (int32_t)t->timeout_ms[e->state];
-}
-
 uint32_t
 flowtab_timeout(const struct flowtab *t, enum flowtab_state state)
 {
 	assert(state < FLOWTAB_STATE_MAX);
-	return t->timeout_ms[state];
+	return t->head.timeout_ms[state];
 }
 
 static inline uint32_t
@@ -853,7 +845,7 @@ flowtab_insert_synced(struct flowtab *t, const struct flow_key *k, uint32_t back
 	uint32_t timeout;
 
 	assert(state < FLOWTAB_STATE_MAX);
-	timeout = t->timeout_ms[state];
+	timeout = t->head.timeout_ms[state];
 	if (remaining_ms > timeout)
 		remaining_ms = timeout;
 	e = flowtab_place(t, k, now_ms);
@@ -868,41 +860,6 @@ flowtab_insert_synced(struct flowtab *t, const struct flow_key *k, uint32_t back
 }
 
 /* ---- packets of known flows ---- */
-
-enum flowtab_export
-flowtab_touch(struct flowtab *t, struct flowtab_entry *e, uint8_t tcp_flags, uint32_t now_ms)
-{
-	const uint8_t end = FLOWTAB_TCP_FIN | FLOWTAB_TCP_RST;
-
-	e->last_ms = now_ms;
-	e->packets += e->packets != UINT32_MAX;
-	switch (e->state) {
-	case FLOWTAB_SYN:
-	case FLOWTAB_ESTABLISHED:
-		if (tcp_flags & end) {
-			e->state = FLOWTAB_CLOSING;
-			e->exported_ms = now_ms;
-			return FLOWTAB_EXPORT_CLOSE;
-		}
-		if (!(tcp_flags & FLOWTAB_TCP_SYN))
-			e->state = FLOWTAB_ESTABLISHED;
-		break;
-	case FLOWTAB_CLOSING:
-		if ((tcp_flags & (end | FLOWTAB_TCP_SYN | FLOWTAB_TCP_ACK)) != FLOWTAB_TCP_SYN)
-			return FLOWTAB_EXPORT_NONE;
-		e->state = FLOWTAB_SYN;
-		e->exported_ms = e->created_ms = now_ms;
-		e->packets = 1;
-		return FLOWTAB_EXPORT_NEW;
-	default:
-		break;
-	}
-	if (t->refresh_ms == 0 ||
-	    (int32_t)(now_ms - e->exported_ms) < (int32_t)t->refresh_ms)
-		return FLOWTAB_EXPORT_NONE;
-	e->exported_ms = now_ms;
-	return FLOWTAB_EXPORT_REFRESH;
-}
 
 /* ---- walk, status ---- */
 

@@ -204,6 +204,21 @@ struct flowtab_params {
 struct flowtab;
 
 /*
+ * The head of every table: what the inline packet-path functions below
+ * read. Private: set by flowtab_create(), read through them.
+ */
+struct flowtab_head {
+	uint32_t timeout_ms[FLOWTAB_STATE_MAX];
+	uint32_t refresh_ms;
+};
+
+static inline const struct flowtab_head *
+flowtab_head(const struct flowtab *t)
+{
+	return (const struct flowtab_head *)(const void *)t;
+}
+
+/*
  * Allocate a table of p->capacity entries and touch all its memory. Returns
  * it, or NULL with errno set: EINVAL for a capacity of 0 or over
  * FLOWTAB_CAPACITY_MAX, a timeout of 0 or over FLOWTAB_TIMEOUT_MAX, or
@@ -275,16 +290,51 @@ struct flowtab_entry *flowtab_insert_synced(struct flowtab *t, const struct flow
  * and now_ms - exported_ms >= refresh_ms (exported_ms becomes now_ms), else
  * NONE. CLOSE and NEW also set exported_ms.
  */
-enum flowtab_export flowtab_touch(struct flowtab *t, struct flowtab_entry *e,
-				  uint8_t tcp_flags, uint32_t now_ms);
+static inline enum flowtab_export
+flowtab_touch(struct flowtab *t, struct flowtab_entry *e, uint8_t tcp_flags, uint32_t now_ms)
+{
+	const uint8_t end = FLOWTAB_TCP_FIN | FLOWTAB_TCP_RST;
+
+	e->last_ms = now_ms;
+	e->packets += e->packets != UINT32_MAX;
+	switch (e->state) {
+	case FLOWTAB_SYN:
+	case FLOWTAB_ESTABLISHED:
+		if (tcp_flags & end) {
+			e->state = FLOWTAB_CLOSING;
+			e->exported_ms = now_ms;
+			return FLOWTAB_EXPORT_CLOSE;
+		}
+		if (!(tcp_flags & FLOWTAB_TCP_SYN))
+			e->state = FLOWTAB_ESTABLISHED;
+		break;
+	case FLOWTAB_CLOSING:
+		if ((tcp_flags & (end | FLOWTAB_TCP_SYN | FLOWTAB_TCP_ACK)) != FLOWTAB_TCP_SYN)
+			return FLOWTAB_EXPORT_NONE;
+		e->state = FLOWTAB_SYN;
+		e->exported_ms = e->created_ms = now_ms;
+		e->packets = 1;
+		return FLOWTAB_EXPORT_NEW;
+	default:
+		break;
+	}
+	if (flowtab_head(t)->refresh_ms == 0 ||
+	    (int32_t)(now_ms - e->exported_ms) < (int32_t)flowtab_head(t)->refresh_ms)
+		return FLOWTAB_EXPORT_NONE;
+	e->exported_ms = now_ms;
+	return FLOWTAB_EXPORT_REFRESH;
+}
 
 /*
  * Whether e has been idle for at least its state's timeout at now_ms. An
  * expired entry is dead even before flowtab_expire() frees it: a lookup hit
  * on it is a new flow.
  */
-bool flowtab_expired(const struct flowtab *t, const struct flowtab_entry *e,
-		     uint32_t now_ms);
+static inline bool
+flowtab_expired(const struct flowtab *t, const struct flowtab_entry *e, uint32_t now_ms)
+{
+	return (int32_t)(now_ms - e->last_ms) >= (int32_t)flowtab_head(t)->timeout_ms[e->state];
+}
 
 /* The idle timeout of a state, ms. */
 uint32_t flowtab_timeout(const struct flowtab *t, enum flowtab_state state);
