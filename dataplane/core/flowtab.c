@@ -164,11 +164,15 @@ static inline uint64_t
 flowtab_hash(const struct flowtab *t, const struct flow_key *k)
 {
 	static_assert(sizeof(*k) == 40, "five words");
+	/* Words 1 and 3 hold only the upper bytes of IPv6 addresses: an IPv4
+	 * key skips them (they are 0; were they not, keys still compare whole). */
 	uint64_t h = t->hash_key_final + flowtab_nh(flowtab_word(k, 0), &t->hash_key[0]) +
-		     flowtab_nh(flowtab_word(k, 1), &t->hash_key[2]) +
 		     flowtab_nh(flowtab_word(k, 2), &t->hash_key[4]) +
-		     flowtab_nh(flowtab_word(k, 3), &t->hash_key[6]) +
 		     flowtab_nh(flowtab_word(k, 4), &t->hash_key[8]);
+
+	if (k->family != FLOW_FAMILY_IPV4)
+		h += flowtab_nh(flowtab_word(k, 1), &t->hash_key[2]) +
+		     flowtab_nh(flowtab_word(k, 3), &t->hash_key[6]);
 
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdull;
