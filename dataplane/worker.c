@@ -44,6 +44,7 @@ struct burst {
 	const struct flow_key *keys[BURST];
 	struct flowtab_entry *entries[BURST];
 	uint32_t n_tx;
+	uint64_t tx_bytes;              /* of tx[0..n_tx) */
 	struct rte_mbuf *tx[2 * BURST];
 	uint32_t n_exp;
 	struct export_rec exp[2 * BURST];
@@ -116,6 +117,7 @@ send_too_big(struct worker *w, struct burst *b, struct rte_mbuf *m,
 	} else {
 		r->data_len = (uint16_t)len;
 		r->pkt_len = (uint32_t)len;
+		b->tx_bytes += len;
 		b->tx[b->n_tx++] = r;
 		w->counters.event[DP_EVENT_TOO_BIG_SENT]++;
 	}
@@ -166,6 +168,7 @@ forward(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i
 	}
 	w->dest_counters[dest][WORKER_DEST_PACKETS]++;
 	w->dest_counters[dest][WORKER_DEST_BYTES] += rte_pktmbuf_pkt_len(m);
+	b->tx_bytes += rte_pktmbuf_pkt_len(m);
 	b->tx[b->n_tx++] = m;
 }
 
@@ -353,17 +356,14 @@ match_vips(struct worker *w, struct burst *b, const struct dp_state *st,
 	return kept;
 }
 
+/* Send n mbufs of bytes bytes in all; what the queue refuses is dropped. */
 static void
-transmit(struct worker *w, struct rte_mbuf **tx, uint32_t n)
+transmit(struct worker *w, struct rte_mbuf **tx, uint32_t n, uint64_t bytes)
 {
-	uint64_t bytes = 0;
 	uint16_t sent;
 
 	if (n == 0)
 		return;
-	/* Sent mbufs belong to the driver: count their bytes before. */
-	for (uint32_t i = 0; i < n; i++)
-		bytes += rte_pktmbuf_pkt_len(tx[i]);
 	sent = rte_eth_tx_burst(w->shared->port.id, w->queue, tx, (uint16_t)n);
 	for (uint32_t i = sent; i < n; i++) {
 		bytes -= rte_pktmbuf_pkt_len(tx[i]);
@@ -377,6 +377,8 @@ transmit(struct worker *w, struct rte_mbuf **tx, uint32_t n)
 static inline void
 count_kind(struct worker *w, const struct pkt_meta *meta)
 {
+	if (__builtin_expect(meta->kind == PKT_KIND_FLOW, 1))
+		return;
 	w->counters.event[DP_EVENT_FRAGMENTS] += meta->kind == PKT_KIND_FRAGMENT;
 	w->counters.event[DP_EVENT_ICMP_ERRORS] += meta->kind == PKT_KIND_ICMP_ERROR;
 }
@@ -430,6 +432,7 @@ worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts
 	uint32_t slow[BURST], n_slow = 0, miss[BURST], n_miss = 0;
 
 	b.n = b.n_tx = b.n_exp = 0;
+	b.tx_bytes = 0;
 	w->counters.event[DP_EVENT_RX_PACKETS] += n;
 	parse_burst(w, &b, pkts, n);
 	flowtab_lookup_burst(w->flows, b.keys, b.n, b.entries);
@@ -458,7 +461,7 @@ worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts
 			miss[n_miss++] = i;
 	}
 	on_misses(w, &b, st, miss, n_miss, now_ms);
-	transmit(w, b.tx, b.n_tx);
+	transmit(w, b.tx, b.n_tx, b.tx_bytes);
 	if (b.n_exp > 0) {
 		unsigned done = rte_ring_sp_enqueue_burst_elem(w->export_ring, b.exp,
 							       sizeof(b.exp[0]), b.n_exp, NULL);
@@ -519,8 +522,11 @@ housekeeping(struct worker *w, uint32_t now_ms)
 	struct rte_mbuf *tx[BURST];
 	unsigned n = rte_ring_sc_dequeue_burst(w->tx_ring, (void **)tx, BURST, NULL);
 	uint32_t elapsed = now_ms - w->expire_ms;
+	uint64_t bytes = 0;
 
-	transmit(w, tx, n);
+	for (unsigned i = 0; i < n; i++)
+		bytes += rte_pktmbuf_pkt_len(tx[i]);
+	transmit(w, tx, n, bytes);
 	serve_mailbox(w, now_ms);
 	if (elapsed == 0)
 		return;
