@@ -140,24 +140,47 @@ struct dp_state *state_with_neighbours(struct state_ctx *ctx, const struct dp_st
 				       int *rc);
 
 /*
- * Maglev's destination for the flow k of VIP vip: -1 when the VIP has no
- * backend for new flows. A client-persistent VIP hashes the client address
- * alone. Any thread; the packet path.
+ * The Maglev hash of the flow k of VIP vip: a client-persistent VIP hashes
+ * the client address alone. Any thread; the packet path.
  */
-static inline int64_t
-state_maglev_pick(const struct dp_state *s, uint32_t vip, const struct flow_key *k)
+static inline uint64_t
+state_flow_hash(const struct dp_state *s, uint32_t vip, const struct flow_key *k)
 {
-	const struct dp_vip *v = &s->vips[vip];
 	struct flow_key hk = *k;
-	uint16_t rank;
 
-	if (v->hash == CONFIG_HASH_CLIENT) {
+	if (s->vips[vip].hash == CONFIG_HASH_CLIENT) {
 		hk.vip_port = 0;
 		hk.client_port = 0;
 		hk.proto = 0;
 	}
-	rank = maglev_lookup(v->maglev->slots, v->maglev->size, flow_key_hash(&hk, &s->seed));
-	return rank == MAGLEV_SLOT_NONE ? -1 : (int64_t)v->maglev->rank_dest[rank];
+	return flow_key_hash(&hk, &s->seed);
+}
+
+/* Fetch the Maglev slot of flow hash h ahead of state_maglev_pick_hash(). */
+static inline void
+state_maglev_prefetch(const struct dp_state *s, uint32_t vip, uint64_t h)
+{
+	const struct dp_maglev *m = s->vips[vip].maglev;
+
+	__builtin_prefetch(&m->slots[maglev_slot(h, m->size)]);
+}
+
+/* Maglev's destination for flow hash h of VIP vip; -1 when the VIP has no
+ * backend for new flows. */
+static inline int64_t
+state_maglev_pick_hash(const struct dp_state *s, uint32_t vip, uint64_t h)
+{
+	const struct dp_maglev *m = s->vips[vip].maglev;
+	uint16_t rank = maglev_lookup(m->slots, m->size, h);
+
+	return rank == MAGLEV_SLOT_NONE ? -1 : (int64_t)m->rank_dest[rank];
+}
+
+/* Maglev's destination for the flow k of VIP vip, as above. */
+static inline int64_t
+state_maglev_pick(const struct dp_state *s, uint32_t vip, const struct flow_key *k)
+{
+	return state_maglev_pick_hash(s, vip, state_flow_hash(s, vip, k));
 }
 
 /* Free s and drop its Maglev table references. No worker may read it. */

@@ -247,12 +247,12 @@ on_synced(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t
 /* A packet of a flow no table knows: Maglev picks, the worker records. */
 static void
 on_new(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
-       uint32_t now_ms)
+       uint64_t hash, uint32_t now_ms)
 {
 	const struct pkt_meta *meta = &b->meta[i];
 	struct flowtab_entry *e = b->entries[i];
 	enum flowtab_refuse why;
-	int64_t pick = state_maglev_pick(st, b->vip[i], &meta->key);
+	int64_t pick = state_maglev_pick_hash(st, b->vip[i], hash);
 
 	if (pick < 0) {
 		drop(w, b->pkts[i], DP_DROP_NO_BACKEND);
@@ -390,11 +390,18 @@ on_misses(struct worker *w, struct burst *b, const struct dp_state *st,
 {
 	struct synced_value sv[BURST];
 	const struct flow_key *keys[BURST];
-	uint64_t hits = 0;
+	uint64_t hits = 0, hash[BURST];
 	bool flows_changed = false;
 
-	for (uint32_t j = 0; j < n_miss; j++)
-		keys[j] = b->keys[miss[j]];
+	/* Maglev's slots are random reads: hash every miss and fetch its slot
+	 * before the first pick. */
+	for (uint32_t j = 0; j < n_miss; j++) {
+		uint32_t i = miss[j];
+
+		keys[j] = b->keys[i];
+		hash[j] = state_flow_hash(st, b->vip[i], keys[j]);
+		state_maglev_prefetch(st, b->vip[i], hash[j]);
+	}
 	if (n_miss > 0)
 		hits = synced_lookup_burst(w->shared->synced, keys, n_miss, now_ms, sv);
 	for (uint32_t j = 0; j < n_miss; j++) {
@@ -415,7 +422,7 @@ on_misses(struct worker *w, struct burst *b, const struct dp_state *st,
 		if ((hits >> j & 1) && dest_usable(st, sv[j].dest, b->vip[i]))
 			on_synced(w, b, st, i, &sv[j], now_ms);
 		else
-			on_new(w, b, st, i, now_ms);
+			on_new(w, b, st, i, hash[j], now_ms);
 	}
 }
 
