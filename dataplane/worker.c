@@ -390,8 +390,7 @@ on_misses(struct worker *w, struct burst *b, const struct dp_state *st,
 {
 	struct synced_value sv[BURST];
 	const struct flow_key *keys[BURST];
-	uint64_t hits = 0, hash[BURST];
-	bool flows_changed = false;
+	uint64_t hits = 0, hash[BURST], inserted = 0;    /* bit: hash & 63 */
 
 	/* Maglev's slots are random reads: hash every miss and fetch its slot
 	 * before the first pick. */
@@ -409,16 +408,16 @@ on_misses(struct worker *w, struct burst *b, const struct dp_state *st,
 		struct flowtab_entry *e;
 
 		/* An earlier miss of this burst may have inserted this key (a SYN
-		 * and its ACK in one burst) or recycled the expired entry the
-		 * burst lookup found: look again once the table has changed. */
-		if (flows_changed) {
+		 * and its ACK in one burst: its hash bit is set) or recycled the
+		 * expired entry the burst lookup found: then look again. */
+		if (b->entries[i] != NULL || (inserted >> (hash[j] & 63) & 1)) {
 			e = b->entries[i] = flowtab_lookup(w->flows, b->keys[i]);
 			if (e != NULL && !flowtab_expired(w->flows, e, now_ms)) {
 				revalidate(w, b, st, i, e, now_ms);
 				continue;
 			}
 		}
-		flows_changed = true;
+		inserted |= 1ull << (hash[j] & 63);
 		if ((hits >> j & 1) && dest_usable(st, sv[j].dest, b->vip[i]))
 			on_synced(w, b, st, i, &sv[j], now_ms);
 		else
