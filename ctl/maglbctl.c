@@ -61,6 +61,9 @@ static const char maglbctl_usage_text[] =
 	"  backend drain VIP ADDR              keep its flows, give it no new ones\n"
 	"  backend down VIP ADDR               take it out of the Maglev table\n"
 	"  backend up VIP ADDR                 put it back\n"
+	"  vip own NAME [--announce]           answer ARP/ND for the VIP (--announce:\n"
+	"                                      gratuitous ARP / unsolicited NA now)\n"
+	"  vip disown NAME                     stop answering for it\n"
 	"  reload [--check]                    reload the config (--check: validate only)\n"
 	"\n"
 	"options:\n"
@@ -983,6 +986,38 @@ maglbctl_backend(struct maglbctl *m, int argc, char **argv)
 	return m->json ? maglbctl_json_ok() : MAGLBCTL_EXIT_OK;
 }
 
+/* ----------------------------------------------------------- ownership */
+
+/* vip own NAME [--announce] | vip disown NAME: normally syncd's to say. */
+static int
+maglbctl_vip(struct maglbctl *m, int argc, char **argv)
+{
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_OWNERSHIP_SET }, resp;
+	struct wire_ctl_ownership_entry e = { .owned = false };
+	bool own;
+	int rc;
+
+	if (argc < 3 || (strcmp(argv[1], "own") != 0 && strcmp(argv[1], "disown") != 0))
+		return maglbctl_usage_error("vip wants own NAME [--announce] or disown NAME");
+	own = strcmp(argv[1], "own") == 0;
+	if (!maglbctl_copy_name(e.vip, argv[2]))
+		return maglbctl_usage_error("VIP name too long (at most %d characters)",
+					    WIRE_NAME_MAX - 1);
+	for (int i = 3; i < argc; i++) {
+		if (!own || strcmp(argv[i], "--announce") != 0)
+			return maglbctl_usage_error("vip %s: unexpected '%s'", argv[1], argv[i]);
+		req.ownership.announce = true;
+	}
+	e.owned = own;
+	req.ownership.vips = &e;
+	req.ownership.count = 1;
+	rc = maglbctl_call(m, &req, WIRE_CTL_ERROR, &resp);
+	if (rc != 0)
+		return rc;
+	wire_ctl_msg_free(&resp);
+	return m->json ? maglbctl_json_ok() : MAGLBCTL_EXIT_OK;
+}
+
 /* -------------------------------------------------------------- reload */
 
 static int
@@ -1038,6 +1073,7 @@ static const struct maglbctl_command {
 	{ "flow", maglbctl_flow },
 	{ "counters", maglbctl_counters },
 	{ "backend", maglbctl_backend },
+	{ "vip", maglbctl_vip },
 	{ "reload", maglbctl_reload },
 };
 

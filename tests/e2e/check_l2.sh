@@ -13,6 +13,15 @@ trap 'dp_stop "$P"; topo_teardown "$P"; rm -rf "$dir"' EXIT
 topo_setup "$P" l2 || exit 1
 start_backends "$P" || exit 1
 
+# VIPs on the LB segment itself: the router reaches them by ARP / ND, which
+# the dataplane answers only while it owns them.
+LINK4=198.18.0.100
+LINK6=2001:db8::100
+for b in "${TOPO_BACKENDS[@]}"; do
+	backend_add_vip "$P" "$b" "$LINK4"
+	backend_add_vip "$P" "$b" "$LINK6"
+done
+
 backends() {   # family: the three backends with their MACs
 	local n out=""
 	for n in 1 2 3; do
@@ -31,6 +40,10 @@ vips = (
   { name = "udp4"; address = "$TOPO_VIP4"; port = $TOPO_PORT; protocol = "udp"; encap = "l2";
     backends = ( $(backends 4) ); },
   { name = "tcp6"; address = "$TOPO_VIP6"; port = $TOPO_PORT; protocol = "tcp"; encap = "l2";
+    backends = ( $(backends 6) ); },
+  { name = "link4"; address = "$LINK4"; port = $TOPO_PORT; protocol = "tcp"; encap = "l2";
+    backends = ( $(backends 4) ); },
+  { name = "link6"; address = "$LINK6"; port = $TOPO_PORT; protocol = "tcp"; encap = "l2";
     backends = ( $(backends 6) ); }
 );
 CONF
@@ -56,6 +69,33 @@ check "flows recorded in the worker's table (NEW_FLOWS >= 180)" \
 	test "$(dp_counter "$P" total NEW_FLOWS)" -ge 180
 check "no packet dropped for lack of a backend or neighbour" \
 	test "$(( $(dp_counter "$P" total NO_BACKEND) + $(dp_counter "$P" total NO_NEIGHBOUR) ))" -eq 0
+# The router's view of an on-link VIP: the MAC it resolved, if any.
+router_mac() {
+	ip -n "${P}r" neigh show "$1" | sed -n 's/.* lladdr \([0-9a-f:]*\) .*/\1/p'
+}
+_resolved() { [ "$(router_mac "$1")" = "$TOPO_LB_MAC" ]; }
+# resolve ADDR: have the router resolve ADDR (a UDP datagram to it makes the
+# kernel ask) and await the answer: true once it has the LB's MAC (3 s).
+resolve() {
+	ip -n "${P}r" neigh flush to "$1" 2>/dev/null
+	ip netns exec "${P}r" bash -c "echo x > /dev/udp/$1/9" 2>/dev/null
+	await_cond 3 _resolved "$1" 2>/dev/null
+}
+unresolved() { ! resolve "$1"; }
+check "not owned: nobody answers ARP for $LINK4" unresolved "$LINK4"
+check "vip own link4 --announce, vip own link6: exit 0" \
+	sh -c "$(declare -f dp_ctl dp_service); P=$P MAGLB_BUILD=$MAGLB_BUILD; \
+	       dp_ctl $P vip own link4 --announce && dp_ctl $P vip own link6"
+check "owned: the dataplane answers ARP for $LINK4" resolve "$LINK4"
+check "owned: the dataplane answers ND for $LINK6" resolve "$LINK6"
+check "owned: one announcement sent (gratuitous ARP)" \
+	test "$(dp_counter "$P" control ANNOUNCES)" -eq 1
+client link4 "$LINK4" --conns 30 --rounds 2
+check "IPv4 TCP to the on-link VIP, through the router's ARP entry" clients_ok "$dir/link4.json" 2
+client link6 "$LINK6" --conns 30 --rounds 2
+check "IPv6 TCP to the on-link VIP, through the router's ND entry" clients_ok "$dir/link6.json" 2
+dp_ctl "$P" vip disown link4
+check "disowned: ARP for $LINK4 unanswered again" unresolved "$LINK4"
 check "maglbctl flows lists the connections" \
 	test "$(dp_ctl "$P" --json flows --vip tcp4 | jq '.flows | length')" -ge 60
 check "the dataplane stops cleanly on SIGTERM" dp_stop "$P"
