@@ -97,6 +97,10 @@ write_config 1 2 3 4
 check "reload adding a backend: exit 0" dp_ctl "$P" reload
 check "reload: the VIP now has four backends" \
 	test "$(dp_ctl "$P" --json backends web | jq '.backends | length')" -eq 4
+reloads=$(dp_counter "$P" control RELOADS)
+more_reloads() { [ "$(dp_counter "$P" control RELOADS)" -gt "$reloads" ]; }
+kill -HUP "$(<"$(topo_dir "$P")/dataplane.pid")"
+check "SIGHUP reloads the config too" await_cond 5 more_reloads
 touch "$dir/go2"
 wait "$reload_pid"
 check "reload: open connections kept their backends" clients_ok "$dir/reload.json"
