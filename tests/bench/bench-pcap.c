@@ -35,6 +35,8 @@
 #include <netinet/in.h>
 #include <pcap/pcap.h>
 
+#include "tests/tools/bytes.h"
+
 enum {
 	ETH_LEN = 14,
 	IPV4_LEN = 20,
@@ -86,20 +88,6 @@ parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	if (errno != 0 || *end != '\0' || v < min || v > max)
 		return false;
 	*out = v;
-	return true;
-}
-
-static bool
-parse_mac(const char *s, uint8_t mac[6])
-{
-	unsigned int b[6];
-	char tail;
-
-	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4],
-		   &b[5], &tail) != 6)
-		return false;
-	for (int i = 0; i < 6; i++)
-		mac[i] = (uint8_t)b[i];
 	return true;
 }
 
@@ -159,8 +147,8 @@ parse_args(int argc, char **argv, struct bench_pcap *b)
 			b->vip_port = (uint16_t)v;
 			break;
 		case 'c': ok = parse_ipv4(optarg, &b->client_base); break;
-		case 'd': ok = parse_mac(optarg, b->dst_mac); break;
-		case 's': ok = parse_mac(optarg, b->src_mac); break;
+		case 'd': ok = mac_parse(optarg, b->dst_mac); break;
+		case 's': ok = mac_parse(optarg, b->src_mac); break;
 		case 'l':
 			ok = parse_u64(optarg, FRAME_MIN, FRAME_MAX, &v);
 			b->frame_len = (uint32_t)v;
@@ -183,39 +171,6 @@ parse_args(int argc, char **argv, struct bench_pcap *b)
 		return -1;
 	}
 	return 0;
-}
-
-static void
-put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
-/* One's complement sum of len bytes (big-endian words), not folded. */
-static uint32_t
-sum16(const uint8_t *p, size_t len, uint32_t sum)
-{
-	for (size_t i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
-	return sum;
-}
-
-static uint16_t
-fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
 }
 
 /* Build flow i's frame in f (frame_len bytes, zeroed by the caller). */
@@ -243,7 +198,7 @@ build(const struct bench_pcap *b, uint64_t i, uint8_t *f)
 	ip[9] = b->proto;
 	put32(ip + 12, client);
 	put32(ip + 16, vip);
-	put16(ip + 10, fold(sum16(ip, IPV4_LEN, 0)));
+	put16(ip + 10, fold(sum16(0, ip, IPV4_LEN)));
 	put16(l4, sport);
 	put16(l4 + 2, b->vip_port);
 	if (b->proto == IPPROTO_UDP) {
@@ -256,8 +211,8 @@ build(const struct bench_pcap *b, uint64_t i, uint8_t *f)
 		put16(l4 + 14, 65535);
 	}
 	/* Pseudo-header: addresses, protocol, L4 length. */
-	sum = sum16(ip + 12, 8, 0) + b->proto + l4_len + payload;
-	csum = fold(sum16(l4, l4_len + payload, sum));
+	sum = sum16(0, ip + 12, 8) + b->proto + l4_len + payload;
+	csum = fold(sum16(sum, l4, l4_len + payload));
 	if (b->proto == IPPROTO_UDP)
 		put16(l4 + 6, csum == 0 ? 0xffff : csum);   /* 0 means "none" */
 	else

@@ -47,6 +47,8 @@
 
 #include <pcap/pcap.h>
 
+#include "bytes.h"
+
 enum {
 	ETH_LEN = 14,
 	IP4_LEN = 20,
@@ -173,39 +175,6 @@ die(const char *fmt, ...)
 	exit(2);
 }
 
-static uint16_t
-get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-	return (uint32_t)get16(p) << 16 | get16(p + 2);
-}
-
-static uint32_t
-sum16(uint32_t sum, const uint8_t *p, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	if (i < len)
-		sum += (uint32_t)p[i] << 8;
-	return sum;
-}
-
-/* Whether the one's complement sum of what sum covers is 0xffff. */
-static bool
-csum_ok(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return sum == 0xffff;
-}
-
 static bool
 icmp6_csum_ok(const uint8_t *src, const uint8_t *dst, const uint8_t *icmp, uint32_t len)
 {
@@ -238,20 +207,6 @@ addr_parse(const char *s, struct addr *a)
 	else if (inet_pton(AF_INET6, s, a->b) == 1)
 		a->family = AF_INET6;
 	return a->family != 0;
-}
-
-static bool
-mac_parse(const char *s, uint8_t mac[6])
-{
-	unsigned v[6];
-	char tail;
-
-	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3],
-		   &v[4], &v[5], &tail) != 6)
-		return false;
-	for (int i = 0; i < 6; i++)
-		mac[i] = (uint8_t)v[i];
-	return true;
 }
 
 static bool

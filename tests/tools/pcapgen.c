@@ -58,6 +58,8 @@
 
 #include <pcap/pcap.h>
 
+#include "bytes.h"
+
 enum {
 	ETH_LEN = 14,
 	FRAME_MIN = 60,                 /* Ethernet minimum without FCS */
@@ -183,54 +185,6 @@ addr_of(const char *s)
 	else
 		die("bad address '%s'", s);
 	return a;
-}
-
-static bool
-mac_parse(const char *s, uint8_t mac[6])
-{
-	unsigned v[6];
-	char tail;
-
-	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3],
-		   &v[4], &v[5], &tail) != 6)
-		return false;
-	for (int i = 0; i < 6; i++)
-		mac[i] = (uint8_t)v[i];
-	return true;
-}
-
-static void
-put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v >> 16);
-	put16(p + 2, v);
-}
-
-static uint32_t
-sum16(uint32_t sum, const uint8_t *p, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	if (i < len)
-		sum += (uint32_t)p[i] << 8;
-	return sum;
-}
-
-static uint16_t
-fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
 }
 
 /* The TCP / UDP / ICMPv6 checksum of l4[0..len) between src and dst. */
