@@ -518,7 +518,7 @@ flowtab_entry_alloc(struct flowtab *t)
 		assert(t->high < t->capacity);
 		i = t->high++;
 		/* a new table fills in order: fetch a few lines ahead */
-		flowtab_prefetch(&t->entries[i + 4 < t->capacity ? i + 4 : i]);
+		flowtab_prefetch(&t->entries[i + 16 < t->capacity ? i + 16 : i]);
 	} else {
 		t->free_head = t->entries[i].backend;
 		if (t->free_head != FLOWTAB_NONE)
