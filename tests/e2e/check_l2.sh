@@ -95,6 +95,14 @@ check "IPv4 TCP to the on-link VIP, through the router's ARP entry" clients_ok "
 client link6 "$LINK6" --conns 30 --rounds 2
 check "IPv6 TCP to the on-link VIP, through the router's ND entry" clients_ok "$dir/link6.json" 2
 dp_ctl "$P" vip disown link4
+exit_is() {   # code cmd...: cmd exits with code
+	local want=$1
+	shift
+	"$@" >/dev/null 2>&1
+	[ $? -eq "$want" ]
+}
+check "vip own of an unknown VIP: refused by the dataplane (exit 1)" exit_is 1 dp_ctl "$P" vip own nosuch
+check "vip with bad arguments: exit 2" exit_is 2 dp_ctl "$P" vip disown link4 --announce
 check "disowned: ARP for $LINK4 unanswered again" unresolved "$LINK4"
 check "maglbctl flows lists the connections" \
 	test "$(dp_ctl "$P" --json flows --vip tcp4 | jq '.flows | length')" -ge 60
