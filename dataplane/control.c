@@ -109,13 +109,13 @@ want_neighbours(struct control *c, const struct dp_state *s)
 
 	for (uint32_t d = 0; d < s->n_dests; d++) {
 		const struct dp_dest *dest = &s->dests[d];
-		int f = dest->family == FLOW_FAMILY_IPV6;
+		const uint8_t *hop;
 
-		if (dest->status == DEST_GONE || dest->tunnel.kind == ENCAP_L2 ||
-		    (sp->has_gateway[f] && sp->has_gateway_mac[f]))
+		if (dest->status == DEST_GONE || dest->tunnel.kind == ENCAP_L2)
 			continue;
-		neigh_want(c->neigh, dest->family,
-			   sp->has_gateway[f] ? sp->gateway[f] : dest->addr, now);
+		hop = state_next_hop_addr(sp, dest->family, dest->addr);
+		if (hop != NULL)
+			neigh_want(c->neigh, dest->family, hop, now);
 	}
 }
 

@@ -8,6 +8,7 @@
  * The main lcore runs the control thread; every other lcore of the EAL
  * core list is a worker with its own RX and TX queue.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -32,7 +33,6 @@
 #include "dataplane/ipc.h"
 #include "dataplane/state.h"
 #include "dataplane/synced.h"
-#include "dataplane/vip_maglev.h"
 #include "dataplane/worker.h"
 
 struct options {
@@ -68,64 +68,81 @@ now_ms(void)
 
 /* Print one VIP's table: slots and share per backend, in config order. */
 static int
-print_vip(const struct config_vip *vip)
+print_vip(const struct dp_state *s, uint32_t v)
 {
+	const struct dp_vip *vip = &s->vips[v];
+	const struct dp_maglev *mg = vip->maglev;
 	char addr[INET6_ADDRSTRLEN], port[16];
-	struct vip_maglev *vm;
-	uint32_t *slots;
-	double t0 = now_ms(), ms;
-	int rc;
+	uint32_t *slots = calloc(s->n_dests ? s->n_dests : 1, sizeof(*slots));
+	bool any = false;
 
-	vm = vip_maglev_build(vip, &rc);
-	ms = now_ms() - t0;
-	if (vm == NULL) {
-		qb_log(LOG_ERR, "vip '%s': maglev build failed: %s", vip->name,
-		       strerror(-rc));
-		return rc;
-	}
-	slots = calloc(vip->n_backends, sizeof(*slots));
-	if (slots == NULL) {
-		vip_maglev_free(vm);
+	if (slots == NULL)
 		return -ENOMEM;
-	}
-	for (uint32_t s = 0; s < vm->size; s++)
-		if (vm->table[s] != MAGLEV_SLOT_NONE)
-			slots[vm->order[vm->table[s]]]++;
-	config_addr_str(&vip->addr, addr, sizeof(addr));
+	for (uint32_t i = 0; i < mg->size; i++)
+		if (mg->slots[i] != MAGLEV_SLOT_NONE)
+			slots[mg->rank_dest[mg->slots[i]]]++;
+	inet_ntop(vip->family == FLOW_FAMILY_IPV4 ? AF_INET : AF_INET6, vip->addr,
+		  addr, sizeof(addr));
 	if (vip->port == 0)
 		snprintf(port, sizeof(port), "all ports");
 	else
 		snprintf(port, sizeof(port), "port %u", vip->port);
-	printf("vip %s %s %s/%s encap %s hash %s table %u built in %.3f ms\n",
-	       vip->name, addr, port, config_proto_names[vip->proto],
-	       config_encap_names[vip->encap], config_hash_mode_names[vip->hash],
-	       vm->size, ms);
+	printf("vip %s %s %s/%s encap %s hash %s table %u\n", vip->name, addr, port,
+	       vip->proto == IPPROTO_TCP ? "tcp" : "udp", encap_kind_names[vip->encap],
+	       config_hash_mode_names[vip->hash], mg->size);
 	printf("  %-40s %6s %8s %7s\n", "backend", "weight", "slots", "share");
-	for (uint32_t i = 0; i < vip->n_backends; i++)
-		printf("  %-40s %6u %8u %6.2f%%\n", vm->names[i],
-		       vip->backends[i].weight, slots[i], 100.0 * slots[i] / vm->size);
-	if (rc == -ENODATA)
+	for (uint32_t i = 0; i < vip->n_dests; i++) {
+		const struct dp_dest *d = &s->dests[vip->dests[i]];
+		uint32_t n = slots[vip->dests[i]];
+
+		inet_ntop(d->family == FLOW_FAMILY_IPV4 ? AF_INET : AF_INET6, d->addr,
+			  addr, sizeof(addr));
+		printf("  %-40s %6u %8u %6.2f%%\n", addr, d->weight, n, 100.0 * n / mg->size);
+		any |= n > 0;
+	}
+	if (!any)
 		printf("  (every weight is 0: no backend takes new flows)\n");
 	free(slots);
-	vip_maglev_free(vm);
 	return 0;
 }
 
+/*
+ * Validate path and build the forwarding state from it, as the running
+ * dataplane would (no port: next hops stay unresolved), then print it.
+ */
 static int
 check_config(const char *path)
 {
 	char err[CONFIG_ERROR_MAX];
 	struct config *cfg = config_load(path, err, sizeof(err));
-	int rc = 0;
+	struct state_port port = { .mtu = 0 };
+	struct state_ctx *ctx = NULL;
+	struct dp_state *s = NULL;
+	double t0, ms;
+	int rc = -EINVAL;
 
-	if (cfg == NULL) {
+	if (cfg == NULL)
+		goto out;
+	rc = -ENOMEM;
+	ctx = state_ctx_create(1u << 20, &port);
+	if (ctx == NULL)
+		goto out;
+	t0 = now_ms();
+	s = state_build(ctx, cfg, NULL, err, sizeof(err));
+	ms = now_ms() - t0;
+	rc = s == NULL ? -EINVAL : 0;
+	if (s == NULL)
+		goto out;
+	printf("%s: ok: node %u priority %u, %u port(s), %u vip(s), "
+	       "Maglev tables built in %.3f ms\n", path, cfg->node_id, cfg->priority,
+	       cfg->n_ports, cfg->n_vips, ms);
+	for (uint32_t i = 0; i < s->n_vips && rc == 0; i++)
+		rc = print_vip(s, i);
+out:
+	if (rc == -EINVAL)
 		qb_log(LOG_ERR, "%s", err);
-		return -EINVAL;
-	}
-	printf("%s: ok: node %u priority %u, %u port(s), %u vip(s)\n", path,
-	       cfg->node_id, cfg->priority, cfg->n_ports, cfg->n_vips);
-	for (uint32_t i = 0; i < cfg->n_vips && rc == 0; i++)
-		rc = print_vip(&cfg->vips[i]);
+	state_free(s);
+	state_ctx_destroy(ctx);
 	config_free(cfg);
 	return rc;
 }

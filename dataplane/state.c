@@ -116,16 +116,24 @@ state_ctx_destroy(struct state_ctx *ctx)
 }
 
 const uint8_t *
-state_next_hop(const struct state_port *port, uint8_t family, const uint8_t addr[16])
+state_next_hop_addr(const struct state_port *port, uint8_t family, const uint8_t addr[16])
 {
 	int f = family == FLOW_FAMILY_IPV6;
 
-	if (port->has_gateway[f] && port->has_gateway_mac[f])
+	if (port->has_gateway[f])
+		return port->has_gateway_mac[f] ? NULL : port->gateway[f];
+	return addr;
+}
+
+const uint8_t *
+state_next_hop(const struct state_port *port, uint8_t family, const uint8_t addr[16])
+{
+	int f = family == FLOW_FAMILY_IPV6;
+	const uint8_t *hop = state_next_hop_addr(port, family, addr);
+
+	if (hop == NULL)
 		return port->gateway_mac[f];
-	if (port->lookup_mac == NULL)
-		return NULL;
-	return port->lookup_mac(port->arg, family,
-				port->has_gateway[f] ? port->gateway[f] : addr);
+	return port->lookup_mac == NULL ? NULL : port->lookup_mac(port->arg, family, hop);
 }
 
 static void

@@ -103,7 +103,12 @@ struct state_port {
 	void *arg;
 };
 
-/* The next hop of a tunnelled backend (its gateway, or itself). */
+/* The address to resolve for a tunnelled backend at addr: its gateway, or
+ * itself; NULL when the gateway's MAC is static. */
+const uint8_t *state_next_hop_addr(const struct state_port *port, uint8_t family,
+				   const uint8_t addr[16]);
+
+/* The next-hop MAC of a tunnelled backend at addr, or NULL while unresolved. */
 const uint8_t *state_next_hop(const struct state_port *port, uint8_t family,
 			      const uint8_t addr[16]);
 

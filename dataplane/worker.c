@@ -76,12 +76,18 @@ static const uint8_t touch_event[FLOWTAB_EXPORT_MAX] = {
 	[FLOWTAB_EXPORT_NEW] = EXPORT_NEW,
 };
 
-/* Whether an entry's destination still carries its flows. */
+/* Whether a destination still carries its flows (up or draining). */
+static inline bool
+dest_carries(const struct dp_state *st, uint32_t dest)
+{
+	return dest < st->n_dests && st->dests[dest].status <= DEST_DRAINING;
+}
+
+/* The same, and it belongs to the packet's VIP. */
 static inline bool
 dest_usable(const struct dp_state *st, uint32_t dest, uint32_t vip)
 {
-	return dest < st->n_dests && st->dests[dest].vip == vip &&
-	       st->dests[dest].status <= DEST_DRAINING;
+	return dest_carries(st, dest) && st->dests[dest].vip == vip;
 }
 
 static inline uint32_t
@@ -445,8 +451,7 @@ worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts
 	for (uint32_t i = 0; i < b.n; i++) {
 		struct flowtab_entry *e = b.entries[i];
 
-		if (e != NULL && e->user == st->vip_gen && e->backend < st->n_dests &&
-		    st->dests[e->backend].status <= DEST_DRAINING &&
+		if (e != NULL && e->user == st->vip_gen && dest_carries(st, e->backend) &&
 		    !flowtab_expired(w->flows, e, now_ms)) {
 			w->counters.event[DP_EVENT_FLOW_HITS]++;
 			count_kind(w, &b.meta[i]);
