@@ -57,7 +57,8 @@ control_key_from_wire(const struct wire_flow *f, struct flow_key *k)
 }
 
 void
-control_wire_from_key(const struct flow_key *k, struct wire_flow *f)
+control_wire_flow(const struct dp_state *s, const struct flow_key *k, uint32_t dest,
+		  uint32_t lifetime_ms, uint8_t state, struct wire_flow *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->family = k->family == FLOW_FAMILY_IPV4 ? AF_INET : AF_INET6;
@@ -66,6 +67,13 @@ control_wire_from_key(const struct flow_key *k, struct wire_flow *f)
 	f->vip_port = k->vip_port;
 	f->client_port = k->client_port;
 	f->proto = k->proto;
+	if (dest < s->n_dests) {
+		f->backend_family = s->dests[dest].family == FLOW_FAMILY_IPV4 ? AF_INET : AF_INET6;
+		memcpy(f->backend, s->dests[dest].addr, sizeof(f->backend));
+	}
+	f->lifetime_ms = lifetime_ms;
+	f->flags = state == FLOWTAB_ESTABLISHED ? WIRE_FLOW_ESTABLISHED :
+		   state == FLOWTAB_CLOSING ? WIRE_FLOW_CLOSING : 0;
 }
 
 /* ------------------------------------------------------------ states */
@@ -407,19 +415,10 @@ exports(struct control *c, struct worker *w)
 		size_t k = 0;
 
 		for (unsigned i = 0; i < n; i++) {
-			const struct dp_dest *d;
-			struct wire_flow *f = &c->flows[k];
-
 			if (recs[i].event != ev || recs[i].dest >= s->n_dests)
 				continue;
-			d = &s->dests[recs[i].dest];
-			control_wire_from_key(&recs[i].key, f);
-			f->backend_family = d->family == FLOW_FAMILY_IPV4 ? AF_INET : AF_INET6;
-			memcpy(f->backend, d->addr, sizeof(f->backend));
-			f->lifetime_ms = recs[i].lifetime_ms;
-			f->flags = recs[i].state == FLOWTAB_ESTABLISHED ? WIRE_FLOW_ESTABLISHED :
-				   recs[i].state == FLOWTAB_CLOSING ? WIRE_FLOW_CLOSING : 0;
-			k++;
+			control_wire_flow(s, &recs[i].key, recs[i].dest, recs[i].lifetime_ms,
+					  recs[i].state, &c->flows[k++]);
 		}
 		if (k > 0)
 			export_send(c, (enum wire_flow_event)wire_event_of[ev], k);

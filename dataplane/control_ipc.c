@@ -345,14 +345,8 @@ entry_to_wire(const struct dp_state *s, const struct flowtab_entry *e, uint32_t 
 {
 	uint32_t idle = now_ms - e->last_ms;
 
-	control_wire_from_key(&e->key, f);
-	if (e->backend < s->n_dests) {
-		f->backend_family = af_of_family(s->dests[e->backend].family);
-		memcpy(f->backend, s->dests[e->backend].addr, sizeof(f->backend));
-	}
-	f->lifetime_ms = idle < timeout_ms ? timeout_ms - idle : 0;
-	f->flags = e->state == FLOWTAB_ESTABLISHED ? WIRE_FLOW_ESTABLISHED :
-		   e->state == FLOWTAB_CLOSING ? WIRE_FLOW_CLOSING : 0;
+	control_wire_flow(s, &e->key, e->backend, idle < timeout_ms ? timeout_ms - idle : 0,
+			  e->state, f);
 	if (e->flags & FLOWTAB_FLAG_SYNCED)
 		f->flags |= WIRE_FLOW_FROM_PEER;
 }

@@ -92,9 +92,13 @@ int control_reload(struct control *c, bool check_only, char *err, size_t errlen)
 /* Milliseconds of the workers' clock. */
 uint32_t control_now_ms(const struct control *c);
 
-/* flow_key <-> wire_flow (families 4/6 <-> AF_INET/AF_INET6). */
+/* The flow_key of a wire entry (AF_INET/AF_INET6 -> families 4/6). */
 void control_key_from_wire(const struct wire_flow *f, struct flow_key *k);
-void control_wire_from_key(const struct flow_key *k, struct wire_flow *f);
+
+/* The wire entry of flow k to destination dest (no backend when dest is
+ * not valid in s), its lifetime left and flowtab state. */
+void control_wire_flow(const struct dp_state *s, const struct flow_key *k, uint32_t dest,
+		       uint32_t lifetime_ms, uint8_t state, struct wire_flow *f);
 
 /* The IPC handlers (control_ipc.c). */
 int control_ipc_request(void *ctx, uint64_t conn_id, const struct wire_ctl_msg *req,
