@@ -25,50 +25,6 @@
 #include <string.h>
 #include <netinet/in.h>
 
-enum pkt_layout {
-	PKT_ETHER_LEN = 14,
-	PKT_ETHER_TYPE = 12,
-	PKT_VLAN_LEN = 4,
-
-	PKT_ETHERTYPE_IPV4 = 0x0800,
-	PKT_ETHERTYPE_ARP = 0x0806,
-	PKT_ETHERTYPE_VLAN = 0x8100,
-	PKT_ETHERTYPE_IPV6 = 0x86dd,
-
-	PKT_IPV4_LEN = 20,
-	PKT_IPV4_TOS = 1,
-	PKT_IPV4_TOTAL_LEN = 2,
-	PKT_IPV4_FRAG = 6,
-	PKT_IPV4_TTL = 8,
-	PKT_IPV4_PROTO = 9,
-	PKT_IPV4_SRC = 12,
-	PKT_IPV4_DST = 16,
-	PKT_IPV4_DF = 0x4000,
-	PKT_IPV4_FRAG_MASK = 0x3fff,        /* MF and offset */
-	PKT_IPV4_OFFSET_MASK = 0x1fff,
-
-	PKT_IPV6_LEN = 40,
-	PKT_IPV6_PAYLOAD_LEN = 4,
-	PKT_IPV6_NEXT = 6,
-	PKT_IPV6_HOP_LIMIT = 7,
-	PKT_IPV6_SRC = 8,
-	PKT_IPV6_DST = 24,
-	PKT_IPV6_FRAG_HDR_LEN = 8,
-	PKT_IPV6_FRAG_MASK = 0xfff9,        /* offset and M: not an atomic fragment */
-	PKT_IPV6_OFFSET_MASK = 0xfff8,
-
-	PKT_TCP_LEN = 20,
-	PKT_TCP_DATA_OFF = 12,
-	PKT_TCP_FLAGS = 13,
-	PKT_UDP_LEN = 8,
-	PKT_UDP_LENGTH = 4,
-	PKT_ICMP_LEN = 8,                   /* every ICMP / ICMPv6 message */
-	PKT_L4_PORTS_LEN = 8,               /* what an ICMP error must quote */
-	PKT_ND_TARGET = 8,
-	PKT_ND_NS_LEN = 24,
-
-	PKT_ARP_HTYPE_ETHER = 1,
-};
 
 /* Extension headers the IPv6 walk follows, as a bit set over next header. */
 #define PKT_IPV6_EXT_SET ((1ull << 0) | (1ull << 43) | (1ull << 44) | (1ull << 60))
@@ -105,36 +61,6 @@ static inline bool
 pkt_is_tcp_udp(uint8_t proto)
 {
 	return proto == IPPROTO_TCP || proto == IPPROTO_UDP;
-}
-
-static inline uint32_t
-pkt_word32(const uint8_t *p)
-{
-	uint32_t w;
-
-	memcpy(&w, p, sizeof(w));
-	return w;
-}
-
-/*
- * The IPv4 header checksum holds when the one's complement sum of the header
- * is 0xffff. Summing native 32-bit words and folding gives that sum in native
- * byte order, and 0xffff reads the same in both.
- */
-static inline bool
-pkt_ipv4_checksum_ok(const uint8_t *ip, uint32_t hlen)
-{
-	uint64_t sum = (uint64_t)pkt_word32(ip) + pkt_word32(ip + 4) +
-		       pkt_word32(ip + 8) + pkt_word32(ip + 12) +
-		       pkt_word32(ip + 16);
-
-	for (uint32_t off = PKT_IPV4_LEN; off < hlen; off += 4)
-		sum += pkt_word32(ip + off);
-	sum = (sum & 0xffffffffu) + (sum >> 32);
-	sum = (sum & 0xffffffffu) + (sum >> 32);
-	sum = (sum & 0xffffu) + (sum >> 16);
-	sum = (sum & 0xffffu) + (sum >> 16);
-	return sum == 0xffffu;
 }
 
 /*
@@ -415,8 +341,8 @@ pkt_parse_arp(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
 }
 
 bool
-pkt_parse(const uint8_t *frame, uint32_t len, struct pkt_meta *m,
-	  enum dp_drop *why)
+pkt_parse_full(const uint8_t *frame, uint32_t len, struct pkt_meta *m,
+	       enum dp_drop *why)
 {
 	uint32_t l2 = PKT_ETHER_LEN;
 	uint16_t type;

@@ -72,11 +72,59 @@
 #include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
+#include <netinet/in.h>
 
 #include "dataplane/core/counters.h"
 #include "dataplane/core/flow_key.h"
 
 #define PKT_IPV6_EXT_MAX 4u     /* extension headers walked, at most */
+
+/* Wire offsets and sizes (the layouts are drawn in packet.c). */
+enum pkt_layout {
+	PKT_ETHER_LEN = 14,
+	PKT_ETHER_TYPE = 12,
+	PKT_VLAN_LEN = 4,
+
+	PKT_ETHERTYPE_IPV4 = 0x0800,
+	PKT_ETHERTYPE_ARP = 0x0806,
+	PKT_ETHERTYPE_VLAN = 0x8100,
+	PKT_ETHERTYPE_IPV6 = 0x86dd,
+
+	PKT_IPV4_LEN = 20,
+	PKT_IPV4_TOS = 1,
+	PKT_IPV4_TOTAL_LEN = 2,
+	PKT_IPV4_FRAG = 6,
+	PKT_IPV4_TTL = 8,
+	PKT_IPV4_PROTO = 9,
+	PKT_IPV4_SRC = 12,
+	PKT_IPV4_DST = 16,
+	PKT_IPV4_DF = 0x4000,
+	PKT_IPV4_FRAG_MASK = 0x3fff,        /* MF and offset */
+	PKT_IPV4_OFFSET_MASK = 0x1fff,
+
+	PKT_IPV6_LEN = 40,
+	PKT_IPV6_PAYLOAD_LEN = 4,
+	PKT_IPV6_NEXT = 6,
+	PKT_IPV6_HOP_LIMIT = 7,
+	PKT_IPV6_SRC = 8,
+	PKT_IPV6_DST = 24,
+	PKT_IPV6_FRAG_HDR_LEN = 8,
+	PKT_IPV6_FRAG_MASK = 0xfff9,        /* offset and M: not an atomic fragment */
+	PKT_IPV6_OFFSET_MASK = 0xfff8,
+
+	PKT_TCP_LEN = 20,
+	PKT_TCP_DATA_OFF = 12,
+	PKT_TCP_FLAGS = 13,
+	PKT_UDP_LEN = 8,
+	PKT_UDP_LENGTH = 4,
+	PKT_ICMP_LEN = 8,                   /* every ICMP / ICMPv6 message */
+	PKT_L4_PORTS_LEN = 8,               /* what an ICMP error must quote */
+	PKT_ND_TARGET = 8,
+	PKT_ND_NS_LEN = 24,
+
+	PKT_ARP_HTYPE_ETHER = 1,
+};
 
 enum pkt_kind {
 	PKT_KIND_FLOW = 0,
@@ -122,18 +170,121 @@ enum pkt_tcp_flag {
 	PKT_TCP_ACK = 0x10,
 };
 
+static inline uint16_t
+pkt_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* The full parser: every kind above, every check. */
+bool pkt_parse_full(const uint8_t *frame, uint32_t len, struct pkt_meta *m,
+		    enum dp_drop *why);
+
+static inline uint32_t
+pkt_word32(const uint8_t *p)
+{
+	uint32_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return w;
+}
+
+/*
+ * The IPv4 header checksum holds when the one's complement sum of the header
+ * is 0xffff. Summing native 32-bit words and folding gives that sum in native
+ * byte order, and 0xffff reads the same in both.
+ */
+static inline bool
+pkt_ipv4_checksum_ok(const uint8_t *ip, uint32_t hlen)
+{
+	uint64_t sum = (uint64_t)pkt_word32(ip) + pkt_word32(ip + 4) +
+		       pkt_word32(ip + 8) + pkt_word32(ip + 12) +
+		       pkt_word32(ip + 16);
+
+	for (uint32_t off = PKT_IPV4_LEN; off < hlen; off += 4)
+		sum += pkt_word32(ip + off);
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffffffffu) + (sum >> 32);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	sum = (sum & 0xffffu) + (sum >> 16);
+	return sum == 0xffffu;
+}
+
+/*
+ * The frame nearly all traffic is, inline: untagged IPv4 without options, TCP
+ * or UDP, not a fragment, every check of pkt_parse_full() passing. Fills *m
+ * exactly as pkt_parse_full() would and returns true, or returns false for
+ * any other frame (then *m holds no meaning) without deciding why. Saves the
+ * call, the generic walk and the byte-wise stores: a few ns a packet.
+ */
+static inline bool
+pkt_parse_simple(const uint8_t *frame, uint32_t len, struct pkt_meta *m)
+{
+	const uint8_t *ip = frame + PKT_ETHER_LEN, *l4 = ip + PKT_IPV4_LEN;
+	uint32_t total, l4_len;
+	uint16_t frag;
+	uint8_t proto, flags = 0;
+
+	if (len < PKT_ETHER_LEN + PKT_IPV4_LEN + PKT_UDP_LEN ||
+	    pkt_be16(frame + PKT_ETHER_TYPE) != PKT_ETHERTYPE_IPV4 || ip[0] != 0x45)
+		return false;
+	total = pkt_be16(ip + PKT_IPV4_TOTAL_LEN);
+	frag = pkt_be16(ip + PKT_IPV4_FRAG);
+	proto = ip[PKT_IPV4_PROTO];
+	if (total > len - PKT_ETHER_LEN || total < PKT_IPV4_LEN + PKT_UDP_LEN ||
+	    (frag & PKT_IPV4_FRAG_MASK) != 0 || ip[PKT_IPV4_TTL] == 0 ||
+	    !pkt_ipv4_checksum_ok(ip, PKT_IPV4_LEN))
+		return false;
+	l4_len = total - PKT_IPV4_LEN;
+	if (proto == IPPROTO_TCP) {
+		uint32_t data_off;
+
+		if (l4_len < PKT_TCP_LEN)
+			return false;
+		data_off = (uint32_t)(l4[PKT_TCP_DATA_OFF] >> 4) * 4;
+		if (data_off < PKT_TCP_LEN || data_off > l4_len)
+			return false;
+		flags = l4[PKT_TCP_FLAGS];
+	} else if (proto == IPPROTO_UDP) {
+		uint32_t udp_len = pkt_be16(l4 + PKT_UDP_LENGTH);
+
+		if (udp_len < PKT_UDP_LEN || udp_len > l4_len)
+			return false;
+	} else {
+		return false;
+	}
+	*m = (struct pkt_meta){
+		.l2_len = PKT_ETHER_LEN,
+		.l3_len = PKT_IPV4_LEN,
+		.ip_len = (uint16_t)total,
+		.l4_off = PKT_ETHER_LEN + PKT_IPV4_LEN,
+		.kind = PKT_KIND_FLOW,
+		.family = FLOW_FAMILY_IPV4,
+		.tcp_flags = flags,
+		.df = (frag & PKT_IPV4_DF) != 0,
+		.ttl = ip[PKT_IPV4_TTL],
+		.tos = ip[PKT_IPV4_TOS],
+		.key = {
+			.vip_port = pkt_be16(l4 + 2),
+			.client_port = pkt_be16(l4),
+			.proto = proto,
+			.family = FLOW_FAMILY_IPV4,
+		},
+	};
+	memcpy(m->key.vip, ip + PKT_IPV4_DST, 4);
+	memcpy(m->key.client, ip + PKT_IPV4_SRC, 4);
+	return true;
+}
+
 /*
  * Parse the len bytes at frame. Returns true and fills *m, or false with
  * *why set to one DP_DROP_* reason (then *m holds no meaning). Reads nothing
  * at or past frame + len. Pure and thread-safe; packet path.
  */
-bool pkt_parse(const uint8_t *frame, uint32_t len, struct pkt_meta *m,
-	       enum dp_drop *why);
-
-static inline uint16_t
-pkt_be16(const uint8_t *p)
+static inline bool
+pkt_parse(const uint8_t *frame, uint32_t len, struct pkt_meta *m, enum dp_drop *why)
 {
-	return (uint16_t)(p[0] << 8 | p[1]);
+	return pkt_parse_simple(frame, len, m) || pkt_parse_full(frame, len, m, why);
 }
 
 /*
