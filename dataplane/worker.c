@@ -301,6 +301,9 @@ for_this_port(const struct worker *w, const uint8_t *frame)
 static void
 parse_burst(struct worker *w, struct burst *b, struct rte_mbuf **pkts, uint16_t n)
 {
+	uint64_t bytes = 0;     /* counted once: a counter in memory is a
+				 * store the parser's byte stores may alias */
+
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct pkt_meta *meta = &b->meta[b->n];
@@ -308,7 +311,7 @@ parse_burst(struct worker *w, struct burst *b, struct rte_mbuf **pkts, uint16_t 
 		enum dp_drop why;
 
 		rte_prefetch0(i + 1 < n ? rte_pktmbuf_mtod(pkts[i + 1], void *) : frame);
-		w->counters.event[DP_EVENT_RX_BYTES] += rte_pktmbuf_pkt_len(m);
+		bytes += rte_pktmbuf_pkt_len(m);
 		if (!pkt_parse(frame, rte_pktmbuf_data_len(m), meta, &why)) {
 			drop(w, m, why);
 			continue;
@@ -328,6 +331,7 @@ parse_burst(struct worker *w, struct burst *b, struct rte_mbuf **pkts, uint16_t 
 		b->keys[b->n] = &meta->key;
 		b->pkts[b->n++] = m;
 	}
+	w->counters.event[DP_EVENT_RX_BYTES] += bytes;
 }
 
 /*
@@ -441,7 +445,7 @@ worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts
 	     uint16_t n, uint32_t now_ms)
 {
 	struct burst b;
-	uint32_t slow[BURST], n_slow = 0, miss[BURST], n_miss = 0;
+	uint32_t slow[BURST], n_slow = 0, miss[BURST], n_miss = 0, vip_gen = st->vip_gen;
 
 	b.n = b.n_tx = b.n_exp = 0;
 	b.tx_bytes = 0;
@@ -451,15 +455,15 @@ worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts
 	for (uint32_t i = 0; i < b.n; i++) {
 		struct flowtab_entry *e = b.entries[i];
 
-		if (e != NULL && e->user == st->vip_gen && dest_carries(st, e->backend) &&
+		if (e != NULL && e->user == vip_gen && dest_carries(st, e->backend) &&
 		    !flowtab_expired(w->flows, e, now_ms)) {
-			w->counters.event[DP_EVENT_FLOW_HITS]++;
 			count_kind(w, &b.meta[i]);
 			carry(w, &b, st, i, e, now_ms);
 		} else {
 			slow[n_slow++] = i;
 		}
 	}
+	w->counters.event[DP_EVENT_FLOW_HITS] += b.n - n_slow;
 	n_slow = match_vips(w, &b, st, slow, n_slow);
 	for (uint32_t j = 0; j < n_slow; j++) {
 		uint32_t i = slow[j];

@@ -7,6 +7,9 @@
 
 #include <netinet/in.h>
 #include <sys/mman.h>
+#if defined(__SSE2__) && !defined(FLOWTAB_NO_SIMD)
+#include <emmintrin.h>
+#endif
 
 /*
  * GCC and Clang builtins (both compilers we build with): prefetch has no
@@ -30,8 +33,8 @@ enum {
 #define FLOWTAB_LOW15 0x7fff7fff7fff7fffull
 
 /*
- * A bucket. Signatures are 16 bits, four to a word, so that a bucket is
- * matched with a dozen word operations (flowtab_match()). An index carries
+ * A bucket. Signatures are 16 bits, eight in 16 bytes, so that a bucket is
+ * matched in one vector compare (flowtab_match()). An index carries
  * FLOWTAB_IDX_ALT when the slot is in the key's alternative bucket. overflow
  * counts the keys whose primary bucket this is but which live in their
  * alternative bucket: while it is 0, a key absent from its primary bucket is
@@ -223,6 +226,34 @@ flowtab_slot_set(struct flowtab_bucket *b, unsigned s, uint16_t sig, uint32_t id
 	b->idx[s] = idx;
 }
 
+/*
+ * flowtab_match(b, sig): the slots of b holding sig (sig 0: the empty slots)
+ * as a mask with one bit per slot, FLOWTAB_MATCH_ALL when all match;
+ * flowtab_slot() turns its lowest bit into a slot number and m &= m - 1
+ * steps to the next. The eight signatures are 16 bytes: one SSE2 compare
+ * where there is SSE2 (little-endian: lane s is slot s), else a dozen word
+ * operations.
+ */
+#if defined(__SSE2__) && !defined(FLOWTAB_NO_SIMD)   /* the latter: tests */
+#define FLOWTAB_MATCH_ALL 0x5555ull   /* bit 2 s for slot s */
+
+static inline uint64_t
+flowtab_match(const struct flowtab_bucket *b, uint16_t sig)
+{
+	__m128i lanes = _mm_load_si128((const __m128i *)(const void *)b->sig);
+
+	return (uint64_t)(unsigned)_mm_movemask_epi8(
+		       _mm_cmpeq_epi16(lanes, _mm_set1_epi16((short)sig))) & FLOWTAB_MATCH_ALL;
+}
+
+static inline unsigned
+flowtab_slot(uint64_t m)
+{
+	return flowtab_ctz(m) >> 1;
+}
+#else
+#define FLOWTAB_MATCH_ALL (FLOWTAB_LANES * 3)   /* bit 16 j: slot j, 16 j + 1: slot 4 + j */
+
 /* Bit 16 j set where 16-bit lane j of x is 0 (exact: no carry crosses lanes). */
 static inline uint64_t
 flowtab_zero_lanes(uint64_t x)
@@ -232,11 +263,6 @@ flowtab_zero_lanes(uint64_t x)
 	return (~y >> 15) & FLOWTAB_LANES;
 }
 
-/*
- * The slots of b holding sig (sig 0: the empty slots) as a mask: bit 16 j
- * for slot j, bit 16 j + 1 for slot 4 + j. flowtab_slot() turns its lowest
- * bit into a slot number; m &= m - 1 steps to the next.
- */
 static inline uint64_t
 flowtab_match(const struct flowtab_bucket *b, uint16_t sig)
 {
@@ -252,6 +278,7 @@ flowtab_slot(uint64_t m)
 
 	return (bit >> 4) + ((bit & 1) << 2);
 }
+#endif
 
 static inline bool
 flowtab_overflowed(const struct flowtab *t, uint32_t b)
@@ -670,13 +697,13 @@ flowtab_evict(struct flowtab *t, struct flowtab_pos pos, uint32_t now_ms)
 	uint32_t pair[2] = { pos.bucket, flowtab_alt(t, pos.bucket, pos.sig) };
 
 	for (unsigned p = 0; p < 2; p++)
-		for (uint64_t m = ~flowtab_match(&t->buckets[pair[p]], 0) & (FLOWTAB_LANES * 3);
+		for (uint64_t m = ~flowtab_match(&t->buckets[pair[p]], 0) & FLOWTAB_MATCH_ALL;
 		     m != 0; m &= m - 1)
 			flowtab_prefetch(flowtab_first(t, &t->buckets[pair[p]], m));
 	for (unsigned p = 0; p < 2; p++) {
 		const struct flowtab_bucket *b = &t->buckets[pair[p]];
 
-		for (uint64_t m = ~flowtab_match(b, 0) & (FLOWTAB_LANES * 3); m != 0; m &= m - 1) {
+		for (uint64_t m = ~flowtab_match(b, 0) & FLOWTAB_MATCH_ALL; m != 0; m &= m - 1) {
 			unsigned s = flowtab_slot(m);
 			uint32_t i = b->idx[s] & FLOWTAB_IDX_MASK;
 
@@ -896,7 +923,7 @@ flowtab_audit_slots(struct flowtab *t, uint32_t *slots)
 	for (uint32_t bi = 0; bi <= t->bucket_mask; bi++) {
 		const struct flowtab_bucket *b = &t->buckets[bi];
 
-		for (uint64_t m = ~flowtab_match(b, 0) & (FLOWTAB_LANES * 3); m != 0; m &= m - 1) {
+		for (uint64_t m = ~flowtab_match(b, 0) & FLOWTAB_MATCH_ALL; m != 0; m &= m - 1) {
 			unsigned s = flowtab_slot(m);
 			uint32_t i = b->idx[s] & FLOWTAB_IDX_MASK;
 			struct flowtab_pos pos;

@@ -253,26 +253,29 @@ pkt_parse_simple(const uint8_t *frame, uint32_t len, struct pkt_meta *m)
 	} else {
 		return false;
 	}
-	*m = (struct pkt_meta){
-		.l2_len = PKT_ETHER_LEN,
-		.l3_len = PKT_IPV4_LEN,
-		.ip_len = (uint16_t)total,
-		.l4_off = PKT_ETHER_LEN + PKT_IPV4_LEN,
-		.kind = PKT_KIND_FLOW,
-		.family = FLOW_FAMILY_IPV4,
-		.tcp_flags = flags,
-		.df = (frag & PKT_IPV4_DF) != 0,
-		.ttl = ip[PKT_IPV4_TTL],
-		.tos = ip[PKT_IPV4_TOS],
-		.key = {
-			.vip_port = pkt_be16(l4 + 2),
-			.client_port = pkt_be16(l4),
-			.proto = proto,
-			.family = FLOW_FAMILY_IPV4,
-		},
-	};
+	/* Field by field, every byte written once: the compiler merges these
+	 * into a few word stores (a compound literal went through the stack). */
+	m->l2_len = PKT_ETHER_LEN;
+	m->l3_len = PKT_IPV4_LEN;
+	m->ip_len = (uint16_t)total;
+	m->l4_off = PKT_ETHER_LEN + PKT_IPV4_LEN;
+	m->kind = PKT_KIND_FLOW;
+	m->family = FLOW_FAMILY_IPV4;
+	m->tcp_flags = flags;
+	m->df = (frag & PKT_IPV4_DF) != 0;
+	m->icmp_type = 0;
+	m->icmp_code = 0;
+	m->ttl = ip[PKT_IPV4_TTL];
+	m->tos = ip[PKT_IPV4_TOS];
 	memcpy(m->key.vip, ip + PKT_IPV4_DST, 4);
+	memset(m->key.vip + 4, 0, 12);
 	memcpy(m->key.client, ip + PKT_IPV4_SRC, 4);
+	memset(m->key.client + 4, 0, 12);
+	m->key.vip_port = pkt_be16(l4 + 2);
+	m->key.client_port = pkt_be16(l4);
+	m->key.proto = proto;
+	m->key.family = FLOW_FAMILY_IPV4;
+	m->key.pad[0] = m->key.pad[1] = 0;
 	return true;
 }
 
