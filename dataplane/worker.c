@@ -130,8 +130,9 @@ send_too_big(struct worker *w, struct burst *b, struct rte_mbuf *m,
 	drop(w, m, DP_DROP_TOO_BIG);
 }
 
-/* Encapsulate packet i for destination dest and queue it for TX. */
-static void
+/* Encapsulate packet i for destination dest and queue it for TX. Inlined
+ * into the fast path: the call cost a tenth of it. */
+static inline __attribute__((always_inline)) void
 forward(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
 	uint32_t dest)
 {
@@ -179,7 +180,7 @@ forward(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i
 }
 
 /* A packet of a flow this worker carries (entry e, live, dest usable). */
-static void
+static inline __attribute__((always_inline)) void
 carry(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
       struct flowtab_entry *e, uint32_t now_ms)
 {

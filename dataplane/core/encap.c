@@ -13,44 +13,8 @@ const char *const encap_kind_names[ENCAP_KIND_MAX] = {
 	[ENCAP_L2] = "l2",
 };
 
-/* What encap_write() switches on: kind and outer family in one. */
-enum encap_layout {
-	ENCAP_LAYOUT_GRE4 = 0,
-	ENCAP_LAYOUT_GRE6,
-	ENCAP_LAYOUT_IPIP4,
-	ENCAP_LAYOUT_IPIP6,
-	ENCAP_LAYOUT_L2,
-	ENCAP_LAYOUT_MAX
-};
-
-enum {
-	ENCAP_IP4_LEN = 20,
-	ENCAP_IP6_LEN = 40,
-	ENCAP_PROTO_IPIP = 4,     /* IPv4 in IP */
-	ENCAP_PROTO_IPV6 = 41,    /* IPv6 in IP */
-	ENCAP_PROTO_GRE = 47,
-	ENCAP_ETHERTYPE_IPV4 = 0x0800,
-	ENCAP_ETHERTYPE_IPV6 = 0x86dd,
-};
-
 static_assert(ENCAP_HDR_MAX == ENCAP_ETH_LEN + ENCAP_IP6_LEN + ENCAP_GRE_LEN,
 	      "encap header room");
-
-static inline void
-encap_put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void
-encap_put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
 
 /* Unfolded one's complement sum of the 16-bit big-endian words of p[0..len). */
 static uint32_t
@@ -139,72 +103,3 @@ encap_tunnel_init(struct encap_tunnel *t, enum encap_kind kind,
 	return 0;
 }
 
-/*
- * Outer IPv4. gre is a constant at each call, so the copy has a fixed size.
- * The checksum: the template's sum plus the variable words (TOS, total
- * length, ID, flags), folded and complemented (RFC 1071).
- */
-static inline void
-encap_write_ip4(uint8_t *hdr, const struct encap_tunnel *t, unsigned i,
-		unsigned gre, uint16_t inner_len, uint8_t tos, bool df, uint16_t id)
-{
-	uint8_t *ip = hdr + ENCAP_ETH_LEN;
-	uint16_t len = (uint16_t)(ENCAP_IP4_LEN + gre + inner_len);
-	uint32_t sum = t->csum[i] + tos + len + id + ((uint32_t)df << 14);
-
-	memcpy(hdr, t->tmpl[i], ENCAP_ETH_LEN + ENCAP_IP4_LEN + gre);
-	ip[1] = tos;
-	encap_put16(ip + 2, len);
-	encap_put16(ip + 4, id);
-	ip[6] = (uint8_t)((unsigned)df << 6);
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum += sum >> 16;
-	encap_put16(ip + 10, ~sum & 0xffff);
-}
-
-static inline void
-encap_write_ip6(uint8_t *hdr, const struct encap_tunnel *t, unsigned i,
-		unsigned gre, uint16_t inner_len, uint8_t tclass, uint32_t h)
-{
-	uint8_t *ip = hdr + ENCAP_ETH_LEN;
-	uint32_t label = (h ^ h >> 20) & 0xfffff;
-
-	label |= label == 0;
-	memcpy(hdr, t->tmpl[i], ENCAP_ETH_LEN + ENCAP_IP6_LEN + gre);
-	encap_put32(ip, 0x60000000u | (uint32_t)tclass << 20 | label);
-	encap_put16(ip + 4, (uint16_t)(gre + inner_len));
-}
-
-void
-encap_write(uint8_t *hdr, const struct encap_tunnel *t, uint8_t inner_family,
-	    uint16_t inner_len, uint8_t inner_tos, bool df, uint16_t id,
-	    uint32_t flow_label_hash)
-{
-	unsigned i = inner_family != FLOW_FAMILY_IPV4;
-
-	switch (t->layout) {
-	case ENCAP_LAYOUT_GRE4:
-		encap_write_ip4(hdr, t, i, ENCAP_GRE_LEN, inner_len, inner_tos, df, id);
-		break;
-	case ENCAP_LAYOUT_IPIP4:
-		encap_write_ip4(hdr, t, i, 0, inner_len, inner_tos, df, id);
-		break;
-	case ENCAP_LAYOUT_GRE6:
-		encap_write_ip6(hdr, t, i, ENCAP_GRE_LEN, inner_len, inner_tos,
-				flow_label_hash);
-		break;
-	case ENCAP_LAYOUT_IPIP6:
-		encap_write_ip6(hdr, t, i, 0, inner_len, inner_tos, flow_label_hash);
-		break;
-	default:
-		memcpy(hdr, t->tmpl[i], ENCAP_ETH_LEN);
-		break;
-	}
-}
-
-void
-encap_l2_rewrite(uint8_t *frame, const struct encap_tunnel *t)
-{
-	/* Every template starts with eth_dst, eth_src. */
-	memcpy(frame, t->tmpl[0], 12);
-}
