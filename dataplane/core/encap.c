@@ -41,11 +41,11 @@ encap_template(struct encap_tunnel *t, unsigned i)
 	memcpy(h, t->eth_dst, 6);
 	memcpy(h + 6, t->eth_src, 6);
 	if (t->kind == ENCAP_L2) {
-		encap_put16(h + 12, ethertype[i]);
+		be16_put(h + 12, ethertype[i]);
 		return;
 	}
 	if (t->outer_family == FLOW_FAMILY_IPV4) {
-		encap_put16(h + 12, ENCAP_ETHERTYPE_IPV4);
+		be16_put(h + 12, ENCAP_ETHERTYPE_IPV4);
 		ip[0] = 0x45;
 		ip[8] = ENCAP_TTL;
 		ip[9] = proto;
@@ -53,7 +53,7 @@ encap_template(struct encap_tunnel *t, unsigned i)
 		memcpy(ip + 16, t->dst, 4);
 		t->csum[i] = encap_sum16(ip, ENCAP_IP4_LEN);
 	} else {
-		encap_put16(h + 12, ENCAP_ETHERTYPE_IPV6);
+		be16_put(h + 12, ENCAP_ETHERTYPE_IPV6);
 		ip[0] = 0x60;
 		ip[6] = proto;
 		ip[7] = ENCAP_TTL;
@@ -61,7 +61,7 @@ encap_template(struct encap_tunnel *t, unsigned i)
 		memcpy(ip + 24, t->dst, 16);
 	}
 	if (gre)
-		encap_put16(ip + ip_len + 2, ethertype[i]);
+		be16_put(ip + ip_len + 2, ethertype[i]);
 }
 
 int

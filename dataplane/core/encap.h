@@ -41,6 +41,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "dataplane/core/be.h"
 #include "dataplane/core/flow_key.h"
 
 enum encap_kind {
@@ -111,22 +112,6 @@ enum {
 	ENCAP_ETHERTYPE_IPV6 = 0x86dd,
 };
 
-static inline void
-encap_put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void
-encap_put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 /*
  * Outer IPv4. gre is a constant at each call, so the copy has a fixed size.
  * The checksum: the template's sum plus the variable words (TOS, total
@@ -142,12 +127,12 @@ encap_write_ip4(uint8_t *hdr, const struct encap_tunnel *t, unsigned i,
 
 	memcpy(hdr, t->tmpl[i], ENCAP_ETH_LEN + ENCAP_IP4_LEN + gre);
 	ip[1] = tos;
-	encap_put16(ip + 2, len);
-	encap_put16(ip + 4, id);
+	be16_put(ip + 2, len);
+	be16_put(ip + 4, id);
 	ip[6] = (uint8_t)((unsigned)df << 6);
 	sum = (sum & 0xffff) + (sum >> 16);
 	sum += sum >> 16;
-	encap_put16(ip + 10, ~sum & 0xffff);
+	be16_put(ip + 10, ~sum & 0xffff);
 }
 
 static inline void
@@ -159,8 +144,8 @@ encap_write_ip6(uint8_t *hdr, const struct encap_tunnel *t, unsigned i,
 
 	label |= label == 0;
 	memcpy(hdr, t->tmpl[i], ENCAP_ETH_LEN + ENCAP_IP6_LEN + gre);
-	encap_put32(ip, 0x60000000u | (uint32_t)tclass << 20 | label);
-	encap_put16(ip + 4, (uint16_t)(gre + inner_len));
+	be32_put(ip, 0x60000000u | (uint32_t)tclass << 20 | label);
+	be16_put(ip + 4, (uint16_t)(gre + inner_len));
 }
 
 /*

@@ -82,7 +82,7 @@ pkt_ipv6_walk(const uint8_t *ip, uint32_t len, struct pkt_ipv6_chain *c)
 		if (n == PKT_IPV6_EXT_MAX || len - off < 8 || (next == 0 && n != 0))
 			return false;
 		if (next == PKT_IPV6_EXT_FRAGMENT) {
-			uint16_t frag = pkt_be16(ip + off + 2);
+			uint16_t frag = be16_get(ip + off + 2);
 
 			if (frag & PKT_IPV6_FRAG_MASK) {
 				c->off = off + PKT_IPV6_FRAG_HDR_LEN;
@@ -125,12 +125,12 @@ pkt_parse_tcp_udp(const uint8_t *l4, uint32_t l4_len, struct pkt_meta *m,
 
 		if (l4_len < PKT_UDP_LEN)
 			return pkt_drop(why, DP_DROP_BAD_L4);
-		udp_len = pkt_be16(l4 + PKT_UDP_LENGTH);
+		udp_len = be16_get(l4 + PKT_UDP_LENGTH);
 		if (udp_len < PKT_UDP_LEN || udp_len > l4_len)
 			return pkt_drop(why, DP_DROP_BAD_L4);
 	}
-	m->key.client_port = pkt_be16(l4);
-	m->key.vip_port = pkt_be16(l4 + 2);
+	m->key.client_port = be16_get(l4);
+	m->key.vip_port = be16_get(l4 + 2);
 	m->kind = PKT_KIND_FLOW;
 	return true;
 }
@@ -145,8 +145,8 @@ pkt_icmp_error_key(const uint8_t *client, uint32_t addr_len,
 		   const uint8_t *l4, uint8_t proto, struct pkt_meta *m)
 {
 	memcpy(m->key.client, client, addr_len);
-	m->key.vip_port = pkt_be16(l4);
-	m->key.client_port = pkt_be16(l4 + 2);
+	m->key.vip_port = be16_get(l4);
+	m->key.client_port = be16_get(l4 + 2);
 	m->key.proto = proto;
 	m->kind = PKT_KIND_ICMP_ERROR;
 	return true;
@@ -173,7 +173,7 @@ pkt_parse_icmp4(const uint8_t *ip, const uint8_t *icmp, uint32_t icmp_len,
 		return pkt_drop(why, DP_DROP_ICMP_BAD_INNER);
 	inner_hlen = (inner[0] & 0xfu) * 4;
 	if (inner_hlen < PKT_IPV4_LEN || inner_hlen + PKT_L4_PORTS_LEN > inner_len ||
-	    (pkt_be16(inner + PKT_IPV4_FRAG) & PKT_IPV4_OFFSET_MASK) != 0 ||
+	    (be16_get(inner + PKT_IPV4_FRAG) & PKT_IPV4_OFFSET_MASK) != 0 ||
 	    !pkt_is_tcp_udp(inner[PKT_IPV4_PROTO]) ||
 	    memcmp(inner + PKT_IPV4_SRC, ip + PKT_IPV4_DST, 4) != 0)
 		return pkt_drop(why, DP_DROP_ICMP_BAD_INNER);
@@ -237,7 +237,7 @@ pkt_parse_ipv4(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
 	if (ip[0] >> 4 != 4)
 		return pkt_drop(why, DP_DROP_BAD_IP_VERSION);
 	hlen = (ip[0] & 0xfu) * 4;
-	total = pkt_be16(ip + PKT_IPV4_TOTAL_LEN);
+	total = be16_get(ip + PKT_IPV4_TOTAL_LEN);
 	if (hlen < PKT_IPV4_LEN || hlen > total)
 		return pkt_drop(why, DP_DROP_BAD_IHL);
 	if (total > avail)
@@ -247,7 +247,7 @@ pkt_parse_ipv4(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
 	if (ip[PKT_IPV4_TTL] == 0)
 		return pkt_drop(why, DP_DROP_TTL_EXCEEDED);
 
-	frag = pkt_be16(ip + PKT_IPV4_FRAG);
+	frag = be16_get(ip + PKT_IPV4_FRAG);
 	m->l3_len = (uint16_t)hlen;
 	m->ip_len = (uint16_t)total;
 	m->family = FLOW_FAMILY_IPV4;
@@ -287,7 +287,7 @@ pkt_parse_ipv6(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
 		return pkt_drop(why, DP_DROP_TRUNCATED);
 	if (ip[0] >> 4 != 6)
 		return pkt_drop(why, DP_DROP_BAD_IP_VERSION);
-	total = pkt_be16(ip + PKT_IPV6_PAYLOAD_LEN) + (uint32_t)PKT_IPV6_LEN;
+	total = be16_get(ip + PKT_IPV6_PAYLOAD_LEN) + (uint32_t)PKT_IPV6_LEN;
 	if (total > avail || total > UINT16_MAX)
 		return pkt_drop(why, DP_DROP_BAD_IP_LENGTH);
 	if (ip[PKT_IPV6_HOP_LIMIT] == 0)
@@ -330,7 +330,7 @@ pkt_parse_arp(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
 
 	if (avail < PKT_ARP_LEN)
 		return pkt_drop(why, DP_DROP_TRUNCATED);
-	if (pkt_be16(arp) != PKT_ARP_HTYPE_ETHER || pkt_be16(arp + 2) != PKT_ETHERTYPE_IPV4 ||
+	if (be16_get(arp) != PKT_ARP_HTYPE_ETHER || be16_get(arp + 2) != PKT_ETHERTYPE_IPV4 ||
 	    arp[4] != 6 || arp[5] != 4)
 		return pkt_drop(why, DP_DROP_ARP_IGNORED);
 	m->l3_len = PKT_ARP_LEN;
@@ -350,12 +350,12 @@ pkt_parse_full(const uint8_t *frame, uint32_t len, struct pkt_meta *m,
 	memset(m, 0, sizeof(*m));
 	if (len < PKT_ETHER_LEN)
 		return pkt_drop(why, DP_DROP_TRUNCATED);
-	type = pkt_be16(frame + PKT_ETHER_TYPE);
+	type = be16_get(frame + PKT_ETHER_TYPE);
 	if (type == PKT_ETHERTYPE_VLAN) {
 		l2 += PKT_VLAN_LEN;
 		if (len < l2)
 			return pkt_drop(why, DP_DROP_TRUNCATED);
-		type = pkt_be16(frame + PKT_ETHER_TYPE + PKT_VLAN_LEN);
+		type = be16_get(frame + PKT_ETHER_TYPE + PKT_VLAN_LEN);
 	}
 	m->l2_len = (uint16_t)l2;
 	switch (type) {

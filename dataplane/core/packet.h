@@ -75,6 +75,7 @@
 #include <string.h>
 #include <netinet/in.h>
 
+#include "dataplane/core/be.h"
 #include "dataplane/core/counters.h"
 #include "dataplane/core/flow_key.h"
 
@@ -170,12 +171,6 @@ enum pkt_tcp_flag {
 	PKT_TCP_ACK = 0x10,
 };
 
-static inline uint16_t
-pkt_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 /* The full parser: every kind above, every check. */
 bool pkt_parse_full(const uint8_t *frame, uint32_t len, struct pkt_meta *m,
 		    enum dp_drop *why);
@@ -226,10 +221,10 @@ pkt_parse_simple(const uint8_t *frame, uint32_t len, struct pkt_meta *m)
 	uint8_t proto, flags = 0;
 
 	if (len < PKT_ETHER_LEN + PKT_IPV4_LEN + PKT_UDP_LEN ||
-	    pkt_be16(frame + PKT_ETHER_TYPE) != PKT_ETHERTYPE_IPV4 || ip[0] != 0x45)
+	    be16_get(frame + PKT_ETHER_TYPE) != PKT_ETHERTYPE_IPV4 || ip[0] != 0x45)
 		return false;
-	total = pkt_be16(ip + PKT_IPV4_TOTAL_LEN);
-	frag = pkt_be16(ip + PKT_IPV4_FRAG);
+	total = be16_get(ip + PKT_IPV4_TOTAL_LEN);
+	frag = be16_get(ip + PKT_IPV4_FRAG);
 	proto = ip[PKT_IPV4_PROTO];
 	if (total > len - PKT_ETHER_LEN || total < PKT_IPV4_LEN + PKT_UDP_LEN ||
 	    (frag & PKT_IPV4_FRAG_MASK) != 0 || ip[PKT_IPV4_TTL] == 0 ||
@@ -246,7 +241,7 @@ pkt_parse_simple(const uint8_t *frame, uint32_t len, struct pkt_meta *m)
 			return false;
 		flags = l4[PKT_TCP_FLAGS];
 	} else if (proto == IPPROTO_UDP) {
-		uint32_t udp_len = pkt_be16(l4 + PKT_UDP_LENGTH);
+		uint32_t udp_len = be16_get(l4 + PKT_UDP_LENGTH);
 
 		if (udp_len < PKT_UDP_LEN || udp_len > l4_len)
 			return false;
@@ -271,8 +266,8 @@ pkt_parse_simple(const uint8_t *frame, uint32_t len, struct pkt_meta *m)
 	memset(m->key.vip + 4, 0, 12);
 	memcpy(m->key.client, ip + PKT_IPV4_SRC, 4);
 	memset(m->key.client + 4, 0, 12);
-	m->key.vip_port = pkt_be16(l4 + 2);
-	m->key.client_port = pkt_be16(l4);
+	m->key.vip_port = be16_get(l4 + 2);
+	m->key.client_port = be16_get(l4);
 	m->key.proto = proto;
 	m->key.family = FLOW_FAMILY_IPV4;
 	m->key.pad[0] = m->key.pad[1] = 0;
@@ -317,7 +312,7 @@ enum pkt_arp_oper {
 static inline uint16_t
 pkt_arp_oper(const uint8_t *frame, const struct pkt_meta *m)
 {
-	return pkt_be16(frame + m->l2_len + PKT_ARP_OPER);
+	return be16_get(frame + m->l2_len + PKT_ARP_OPER);
 }
 
 static inline const uint8_t *
@@ -357,9 +352,9 @@ pkt_icmp_mtu(const uint8_t *frame, const struct pkt_meta *m)
 	if (m->kind != PKT_KIND_ICMP_ERROR)
 		return 0;
 	if (m->family == FLOW_FAMILY_IPV4 && m->icmp_type == 3 && m->icmp_code == 4)
-		return pkt_be16(icmp + 6);
+		return be16_get(icmp + 6);
 	if (m->family == FLOW_FAMILY_IPV6 && m->icmp_type == 2)
-		return (uint32_t)pkt_be16(icmp + 4) << 16 | pkt_be16(icmp + 6);
+		return (uint32_t)be16_get(icmp + 4) << 16 | be16_get(icmp + 6);
 	return 0;
 }
 

@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "dataplane/core/be.h"
+
 enum {
 	REPLY_ETH_LEN = 14,
 	REPLY_VLAN_LEN = 4,
@@ -36,26 +38,6 @@ static const uint8_t reply_broadcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }
 static const uint8_t reply_zero_mac[6];
 static const uint8_t reply_all_nodes[16] = { 0xff, 0x02, [15] = 0x01 };
 static const uint8_t reply_all_nodes_mac[6] = { 0x33, 0x33, 0, 0, 0, 0x01 };
-
-static inline uint16_t
-reply_get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline void
-reply_put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void
-reply_put32(uint8_t *p, uint32_t v)
-{
-	reply_put16(p, v >> 16);
-	reply_put16(p + 2, v);
-}
 
 /* Add the 16-bit big-endian words of p[0..len) to sum (odd tail padded with 0). */
 static uint32_t
@@ -96,7 +78,7 @@ reply_l2_len(const uint8_t *frame, uint32_t len)
 {
 	if (len < REPLY_ETH_LEN)
 		return 0;
-	if (reply_get16(frame + 12) != REPLY_ETHERTYPE_VLAN)
+	if (be16_get(frame + 12) != REPLY_ETHERTYPE_VLAN)
 		return REPLY_ETH_LEN;
 	return len < REPLY_ETH_LEN + REPLY_VLAN_LEN ? 0 : REPLY_ETH_LEN + REPLY_VLAN_LEN;
 }
@@ -116,7 +98,7 @@ reply_eth(uint8_t *out, const uint8_t *dst, const uint8_t *src, uint16_t type)
 {
 	memcpy(out, dst, 6);
 	memcpy(out + 6, src, 6);
-	reply_put16(out + 12, type);
+	be16_put(out + 12, type);
 }
 
 static bool
@@ -143,10 +125,10 @@ reply_too_big_check4(const uint8_t *ip, uint32_t avail)
 	if (avail < REPLY_IP4_LEN || ip[0] >> 4 != 4)
 		return 0;
 	ihl = (ip[0] & 0xfu) * 4;
-	tot = reply_get16(ip + 2);
+	tot = be16_get(ip + 2);
 	if (ihl < REPLY_IP4_LEN || tot < ihl || tot > avail)
 		return 0;
-	if (!reply_unicast4(ip + 12) || (reply_get16(ip + 6) & 0x1fff) != 0)
+	if (!reply_unicast4(ip + 12) || (be16_get(ip + 6) & 0x1fff) != 0)
 		return 0;
 	/* not about an ICMP error: only echo, timestamp, info, mask types are queries */
 	if (ip[9] == REPLY_PROTO_ICMP && tot > ihl) {
@@ -165,13 +147,13 @@ reply_too_big_check6(const uint8_t *ip, uint32_t avail)
 
 	if (avail < REPLY_IP6_LEN || ip[0] >> 4 != 6)
 		return 0;
-	tot = REPLY_IP6_LEN + (uint32_t)reply_get16(ip + 4);
+	tot = REPLY_IP6_LEN + (uint32_t)be16_get(ip + 4);
 	if (tot > avail || !reply_unicast6(ip + 8))
 		return 0;
 	if (ip[6] == REPLY_PROTO_ICMPV6 && tot > REPLY_IP6_LEN && ip[REPLY_IP6_LEN] < 128)
 		return 0;
 	if (ip[6] == REPLY_PROTO_FRAG6 && tot >= REPLY_IP6_LEN + 8 &&
-	    (reply_get16(ip + REPLY_IP6_LEN + 2) & 0xfff8) != 0)
+	    (be16_get(ip + REPLY_IP6_LEN + 2) & 0xfff8) != 0)
 		return 0;
 	return tot;
 }
@@ -187,20 +169,20 @@ reply_too_big4(uint8_t *ip, const uint8_t *orig, uint32_t body, uint16_t mtu)
 
 	ip[0] = 0x45;
 	ip[1] = (uint8_t)(0xc0 | (orig[1] & 0x1e));
-	reply_put16(ip + 2, REPLY_IP4_LEN + REPLY_ICMP_LEN + body);
-	reply_put32(ip + 4, 0x4000);           /* ID 0, DF */
+	be16_put(ip + 2, REPLY_IP4_LEN + REPLY_ICMP_LEN + body);
+	be32_put(ip + 4, 0x4000);           /* ID 0, DF */
 	ip[8] = REPLY_TTL;
 	ip[9] = REPLY_PROTO_ICMP;
-	reply_put16(ip + 10, 0);
+	be16_put(ip + 10, 0);
 	memcpy(ip + 12, orig + 16, 4);         /* the VIP */
 	memcpy(ip + 16, orig + 12, 4);         /* the client */
-	reply_put16(ip + 10, reply_fold(reply_sum(0, ip, REPLY_IP4_LEN)));
+	be16_put(ip + 10, reply_fold(reply_sum(0, ip, REPLY_IP4_LEN)));
 
 	icmp[0] = REPLY_ICMP4_UNREACH;
 	icmp[1] = REPLY_ICMP4_FRAG_NEEDED;
-	reply_put32(icmp + 2, 0);
-	reply_put16(icmp + 6, mtu);
-	reply_put16(icmp + 2, reply_fold(reply_sum(0, icmp, REPLY_ICMP_LEN + body)));
+	be32_put(icmp + 2, 0);
+	be16_put(icmp + 6, mtu);
+	be16_put(icmp + 2, reply_fold(reply_sum(0, icmp, REPLY_ICMP_LEN + body)));
 }
 
 /* The IPv6 reply at ip, as reply_too_big4(); the body is at ip + 48. */
@@ -210,8 +192,8 @@ reply_too_big6(uint8_t *ip, const uint8_t *orig, uint32_t body, uint16_t mtu)
 	uint8_t *icmp = ip + REPLY_IP6_LEN;
 	uint32_t len = REPLY_ICMP_LEN + body;
 
-	reply_put32(ip, 0x60000000u);
-	reply_put16(ip + 4, len);
+	be32_put(ip, 0x60000000u);
+	be16_put(ip + 4, len);
 	ip[6] = REPLY_PROTO_ICMPV6;
 	ip[7] = REPLY_TTL;
 	memcpy(ip + 8, orig + 24, 16);         /* the VIP */
@@ -219,9 +201,9 @@ reply_too_big6(uint8_t *ip, const uint8_t *orig, uint32_t body, uint16_t mtu)
 
 	icmp[0] = REPLY_ICMP6_TOO_BIG;
 	icmp[1] = 0;
-	reply_put16(icmp + 2, 0);
-	reply_put32(icmp + 4, mtu);
-	reply_put16(icmp + 2, reply_icmp6_csum(ip + 8, ip + 24, icmp, len));
+	be16_put(icmp + 2, 0);
+	be32_put(icmp + 4, mtu);
+	be16_put(icmp + 2, reply_icmp6_csum(ip + 8, ip + 24, icmp, len));
 }
 
 size_t
@@ -271,11 +253,11 @@ static size_t
 reply_arp_body(uint8_t *p, uint16_t oper, const uint8_t *sha, const uint8_t *spa,
 	       const uint8_t *tha, const uint8_t *tpa)
 {
-	reply_put16(p, 1);
-	reply_put16(p + 2, REPLY_ETHERTYPE_IPV4);
+	be16_put(p, 1);
+	be16_put(p + 2, REPLY_ETHERTYPE_IPV4);
 	p[4] = 6;
 	p[5] = 4;
-	reply_put16(p + 6, oper);
+	be16_put(p + 6, oper);
 	memmove(p + 8, sha, 6);
 	memmove(p + 14, spa, 4);
 	memmove(p + 18, tha, 6);
@@ -303,9 +285,9 @@ reply_arp(uint8_t *out, size_t cap, const uint8_t *req, uint32_t len,
 	size_t n;
 
 	if (l2 == 0 || len < l2 + (uint32_t)REPLY_ARP_LEN ||
-	    reply_get16(arp - 2) != REPLY_ETHERTYPE_ARP ||
-	    reply_get16(arp) != 1 || reply_get16(arp + 2) != REPLY_ETHERTYPE_IPV4 ||
-	    arp[4] != 6 || arp[5] != 4 || reply_get16(arp + 6) != REPLY_ARP_REQUEST)
+	    be16_get(arp - 2) != REPLY_ETHERTYPE_ARP ||
+	    be16_get(arp) != 1 || be16_get(arp + 2) != REPLY_ETHERTYPE_IPV4 ||
+	    arp[4] != 6 || arp[5] != 4 || be16_get(arp + 6) != REPLY_ARP_REQUEST)
 		return 0;
 	if (cap < (size_t)l2 + REPLY_ARP_LEN || cap < REPLY_ARP_FRAME_LEN)
 		return 0;
@@ -348,21 +330,21 @@ reply_nd(uint8_t *l3, const uint8_t *src, const uint8_t *dst, uint8_t type,
 {
 	uint8_t *icmp = l3 + REPLY_IP6_LEN;
 
-	reply_put32(l3, 0x60000000u);
-	reply_put16(l3 + 4, REPLY_ND_LEN);
+	be32_put(l3, 0x60000000u);
+	be16_put(l3 + 4, REPLY_ND_LEN);
 	l3[6] = REPLY_PROTO_ICMPV6;
 	l3[7] = REPLY_ND_HOP_LIMIT;
 	memmove(l3 + 8, src, 16);
 	memmove(l3 + 24, dst, 16);
 	icmp[0] = type;
 	icmp[1] = 0;
-	reply_put16(icmp + 2, 0);
-	reply_put32(icmp + 4, (uint32_t)flags << 24);
+	be16_put(icmp + 2, 0);
+	be32_put(icmp + 4, (uint32_t)flags << 24);
 	memmove(icmp + 8, target, 16);
 	icmp[24] = type == REPLY_ND_NS ? REPLY_ND_OPT_SLLA : REPLY_ND_OPT_TLLA;
 	icmp[25] = 1;                          /* in units of 8 bytes */
 	memmove(icmp + 26, mac, 6);
-	reply_put16(icmp + 2, reply_icmp6_csum(l3 + 8, l3 + 24, icmp, REPLY_ND_LEN));
+	be16_put(icmp + 2, reply_icmp6_csum(l3 + 8, l3 + 24, icmp, REPLY_ND_LEN));
 	return REPLY_IP6_LEN + REPLY_ND_LEN;
 }
 
@@ -377,10 +359,10 @@ reply_nd_na(uint8_t *out, size_t cap, const uint8_t *ns, uint32_t len,
 	bool dad;
 
 	if (l2 == 0 || len < l2 + (uint32_t)REPLY_IP6_LEN + 24 ||
-	    reply_get16(ip - 2) != REPLY_ETHERTYPE_IPV6 || ip[0] >> 4 != 6 ||
+	    be16_get(ip - 2) != REPLY_ETHERTYPE_IPV6 || ip[0] >> 4 != 6 ||
 	    ip[6] != REPLY_PROTO_ICMPV6 || ip[7] != REPLY_ND_HOP_LIMIT ||
-	    reply_get16(ip + 4) < 24 ||
-	    REPLY_IP6_LEN + (uint32_t)reply_get16(ip + 4) > len - l2 ||
+	    be16_get(ip + 4) < 24 ||
+	    REPLY_IP6_LEN + (uint32_t)be16_get(ip + 4) > len - l2 ||
 	    icmp[0] != REPLY_ND_NS || icmp[1] != 0 || icmp[8] == 0xff)
 		return 0;
 	if (cap < (size_t)l2 + REPLY_IP6_LEN + REPLY_ND_LEN)
