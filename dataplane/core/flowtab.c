@@ -529,13 +529,6 @@ flowtab_lookup_burst(struct flowtab *t, const struct flow_key *const keys[],
 
 /* ---- entries, expiry ---- */
 
-uint32_t
-flowtab_timeout(const struct flowtab *t, enum flowtab_state state)
-{
-	assert(state < FLOWTAB_STATE_MAX);
-	return t->head.timeout_ms[state];
-}
-
 static inline uint32_t
 flowtab_entry_alloc(struct flowtab *t)
 {

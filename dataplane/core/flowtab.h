@@ -337,7 +337,12 @@ flowtab_expired(const struct flowtab *t, const struct flowtab_entry *e, uint32_t
 }
 
 /* The idle timeout of a state, ms. */
-uint32_t flowtab_timeout(const struct flowtab *t, enum flowtab_state state);
+static inline uint32_t
+flowtab_timeout(const struct flowtab *t, enum flowtab_state state)
+{
+	assert(state < FLOWTAB_STATE_MAX);
+	return flowtab_head(t)->timeout_ms[state];
+}
 
 /* Remove e from the table and free it; e is invalid afterwards. */
 void flowtab_remove(struct flowtab *t, struct flowtab_entry *e);
