@@ -107,7 +107,7 @@ send_too_big(struct worker *w, struct burst *b, struct rte_mbuf *m,
 	     const struct pkt_meta *meta, uint16_t overhead)
 {
 	struct rte_mbuf *r = rte_pktmbuf_alloc(w->pool);
-	uint16_t mtu = reply_too_big_mtu((uint16_t)w->shared->port.mtu, overhead,
+	uint16_t mtu = reply_too_big_mtu((uint16_t)w->mtu, overhead,
 					 meta->family);
 	size_t len;
 
@@ -149,7 +149,7 @@ forward(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i
 	if (d->tunnel.kind == ENCAP_L2) {
 		encap_l2_rewrite(rte_pktmbuf_mtod(m, uint8_t *), &d->tunnel);
 	} else {
-		if ((uint32_t)meta->ip_len + overhead > w->shared->port.mtu) {
+		if ((uint32_t)meta->ip_len + overhead > w->mtu) {
 			if (meta->df)
 				send_too_big(w, b, m, meta, overhead);
 			else
@@ -292,10 +292,14 @@ to_slow_path(struct worker *w, struct rte_mbuf *m)
 		drop(w, m, DP_DROP_SLOW_PATH_FULL);
 }
 
+/* A parsed frame has at least 14 bytes: its first 8 can be read whole. */
 static inline bool
 for_this_port(const struct worker *w, const uint8_t *frame)
 {
-	return memcmp(frame, w->shared->port.mac, 6) == 0;
+	uint64_t head;
+
+	memcpy(&head, frame, sizeof(head));
+	return (head & w->mac_mask) == w->mac;
 }
 
 /* Parse and classify; keep the IP packets for this port in b. */
@@ -619,6 +623,18 @@ worker_request(struct worker *w, struct worker_req *req, unsigned timeout_ms)
 	return 0;
 }
 
+/* What the packet path reads of the port, in the worker's own lines. */
+static void
+cache_port(struct worker *w, const struct dp_port *port)
+{
+	uint8_t mac[8] = { 0 }, mask[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+	memcpy(mac, port->mac, sizeof(port->mac));
+	memcpy(&w->mac, mac, sizeof(w->mac));
+	memcpy(&w->mac_mask, mask, sizeof(w->mac_mask));
+	w->mtu = port->mtu;
+}
+
 int
 worker_init(struct worker *w, unsigned id, unsigned lcore, struct dp_shared *shared,
 	    const struct flowtab_params *fp, uint32_t ring_entries, uint32_t max_dests,
@@ -635,6 +651,7 @@ worker_init(struct worker *w, unsigned id, unsigned lcore, struct dp_shared *sha
 	w->shared = shared;
 	w->pool = pool;
 	w->max_dests = max_dests;
+	cache_port(w, &shared->port);
 	w->expire_per_ms = RTE_MAX(fp->capacity / EXPIRE_SWEEP_MS, (uint32_t)EXPIRE_PER_MS_MIN);
 	p.seed = rte_rand();
 	w->flows = flowtab_create(&p);

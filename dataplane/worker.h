@@ -95,6 +95,9 @@ struct worker {
 	uint32_t expire_ms;             /* when the expiry scan last ran */
 	uint32_t expire_per_ms;         /* slots it visits per millisecond */
 	uint32_t max_dests;
+	uint32_t mtu;                   /* the port's, cached: fixed until restart */
+	uint64_t mac, mac_mask;         /* the port's MAC as the first 8 bytes of a
+					 * frame read whole, masked (for_this_port) */
 	struct dp_counters counters;
 } __attribute__((aligned(64)));
 
