@@ -111,27 +111,42 @@ counters_workers(struct control *c, struct counter_list *l)
 		counter_add(l, "total", dp_drop_names[d], total.drop[d]);
 }
 
+/* Destination id's per-worker counter k, summed over the workers. */
+static uint64_t
+dest_sum(const struct control *c, uint32_t id, int k)
+{
+	uint64_t sum = 0;
+
+	for (unsigned w = 0; w < c->p.n_workers; w++)
+		sum += c->p.workers[w].dest_counters[id][k];
+	return sum;
+}
+
 static void
 counters_dests(struct control *c, struct counter_list *l)
 {
-	static const char *const names[3] = { "PACKETS", "BYTES", "NEW_FLOWS" };
+	static const char *const names[WORKER_DEST_MAX] = {
+		[WORKER_DEST_PACKETS] = "PACKETS",
+		[WORKER_DEST_BYTES] = "BYTES",
+		[WORKER_DEST_NEW] = "NEW_FLOWS",
+		[WORKER_DEST_FLOWS] = "FLOWS",
+	};
 	const struct dp_state *s = control_state(c);
 	char scope[WIRE_NAME_MAX], addr[INET6_ADDRSTRLEN];
 
 	for (uint32_t v = 0; v < s->n_vips; v++) {
-		uint64_t vip_sum[3] = { 0 };
+		uint64_t vip_sum[WORKER_DEST_MAX] = { 0 };
 
 		for (uint32_t b = 0; b < s->vips[v].n_dests; b++) {
 			uint32_t id = s->vips[v].dests[b];
-			uint64_t sum[3] = { 0 };
+			uint64_t sum[WORKER_DEST_MAX];
 
-			for (unsigned w = 0; w < c->p.n_workers; w++)
-				for (int k = 0; k < 3; k++)
-					sum[k] += c->p.workers[w].dest_counters[id][k];
+			for (int k = 0; k < WORKER_DEST_MAX; k++)
+				sum[k] = dest_sum(c, id, k);
 			inet_ntop(af_of_family(s->dests[id].family), s->dests[id].addr,
 				  addr, sizeof(addr));
 			snprintf(scope, sizeof(scope), "backend:%s", s->vips[v].name);
-			for (int k = 0; k < 3; k++) {
+			for (int k = 0; k < WORKER_DEST_MAX; k++) {
 				char name[WIRE_NAME_MAX];
 
 				snprintf(name, sizeof(name), "%s %s", addr, names[k]);
@@ -140,7 +155,7 @@ counters_dests(struct control *c, struct counter_list *l)
 			}
 		}
 		snprintf(scope, sizeof(scope), "vip:%s", s->vips[v].name);
-		for (int k = 0; k < 3; k++)
+		for (int k = 0; k < WORKER_DEST_MAX; k++)
 			counter_add(l, scope, names[k], vip_sum[k]);
 	}
 }
@@ -225,6 +240,7 @@ vip_list(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg 
 			struct wire_ctl_backend *wb;
 
 			w->backends_up += d->status != DEST_DOWN && d->resolved;
+			w->flows += dest_sum(c, dv->dests[b], WORKER_DEST_FLOWS);
 			if (!q->backends)
 				continue;
 			wb = &out->backends[out->n_backends++];

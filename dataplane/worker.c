@@ -90,6 +90,21 @@ dest_usable(const struct dp_state *st, uint32_t dest, uint32_t vip)
 	return dest_carries(st, dest) && st->dests[dest].vip == vip;
 }
 
+/* The FLOWS gauge: an entry of this worker now carries dest (or no longer). */
+static inline void
+flows_add(struct worker *w, uint32_t dest, int64_t n)
+{
+	if (dest < w->max_dests)
+		w->dest_counters[dest][WORKER_DEST_FLOWS] += (uint64_t)n;
+}
+
+/* The flow table frees an entry (expiry, eviction, removal). */
+static void
+on_entry_free(void *arg, const struct flowtab_entry *e)
+{
+	flows_add(arg, e->backend, -1);
+}
+
 static inline uint32_t
 label_hash(const struct flow_key *k)
 {
@@ -210,6 +225,8 @@ revalidate(struct worker *w, struct burst *b, const struct dp_state *st, uint32_
 			drop(w, b->pkts[i], DP_DROP_NO_BACKEND);
 			return;
 		}
+		flows_add(w, e->backend, -1);
+		flows_add(w, (uint32_t)pick, 1);
 		e->backend = (uint32_t)pick;
 		export(w, b, e, EXPORT_NEW);    /* tell the peers */
 	}
@@ -246,6 +263,7 @@ on_synced(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t
 		forward(w, b, st, i, v->dest);
 		return;
 	}
+	flows_add(w, v->dest, 1);
 	/* This node carries the flow now: it refreshes and closes it. */
 	e->user = st->vip_gen;
 	carry(w, b, st, i, e, now_ms);
@@ -270,12 +288,20 @@ on_new(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
 		forward(w, b, st, i, (uint32_t)pick);   /* never creates a flow */
 		return;
 	}
-	e = e != NULL ? flowtab_reuse(w->flows, e, (uint32_t)pick, meta->tcp_flags, now_ms, &why)
-		      : flowtab_insert(w->flows, &meta->key, (uint32_t)pick,
-				       meta->tcp_flags, now_ms, &why);
+	if (e != NULL) {                /* expired: restarted in place */
+		uint32_t old = e->backend;
+
+		e = flowtab_reuse(w->flows, e, (uint32_t)pick, meta->tcp_flags, now_ms, &why);
+		if (e != NULL)
+			flows_add(w, old, -1);
+	} else {
+		e = flowtab_insert(w->flows, &meta->key, (uint32_t)pick, meta->tcp_flags,
+				   now_ms, &why);
+	}
 	if (e == NULL) {
 		w->counters.event[DP_EVENT_UNTRACKED]++;
 	} else {
+		flows_add(w, (uint32_t)pick, 1);
 		e->user = st->vip_gen;
 		w->counters.event[DP_EVENT_NEW_FLOWS]++;
 		w->dest_counters[pick][WORKER_DEST_NEW]++;
@@ -653,7 +679,11 @@ worker_init(struct worker *w, unsigned id, unsigned lcore, struct dp_shared *sha
 	w->max_dests = max_dests;
 	cache_port(w, &shared->port);
 	w->expire_per_ms = RTE_MAX(fp->capacity / EXPIRE_SWEEP_MS, (uint32_t)EXPIRE_PER_MS_MIN);
+	w->dest_counters = rte_zmalloc_socket("dest_counters",
+					      max_dests * sizeof(*w->dest_counters), 64, socket);
 	p.seed = rte_rand();
+	p.on_free = on_entry_free;
+	p.on_free_arg = w;
 	w->flows = flowtab_create(&p);
 	snprintf(name, sizeof(name), "export%u", id);
 	w->export_ring = rte_ring_create_elem(name, sizeof(struct export_rec),
@@ -663,8 +693,6 @@ worker_init(struct worker *w, unsigned id, unsigned lcore, struct dp_shared *sha
 	w->slow_ring = rte_ring_create(name, 1024, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
 	snprintf(name, sizeof(name), "tx%u", id);
 	w->tx_ring = rte_ring_create(name, 1024, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	w->dest_counters = rte_zmalloc_socket("dest_counters",
-					      max_dests * sizeof(*w->dest_counters), 64, socket);
 	if (w->flows == NULL || w->export_ring == NULL || w->slow_ring == NULL ||
 	    w->tx_ring == NULL || w->dest_counters == NULL) {
 		qb_log(LOG_ERR, "worker %u: cannot allocate its flow table (%u entries) "

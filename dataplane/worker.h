@@ -79,6 +79,10 @@ struct worker_req {
 	int32_t rc;
 };
 
+/* A worker's counters per destination (dest_counters). */
+enum { WORKER_DEST_PACKETS = 0, WORKER_DEST_BYTES, WORKER_DEST_NEW, WORKER_DEST_FLOWS,
+       WORKER_DEST_MAX };
+
 struct worker {
 	unsigned id;
 	unsigned lcore;
@@ -91,7 +95,9 @@ struct worker {
 	struct rte_mempool *pool;
 	struct worker_req *req;         /* mailbox: control sets, worker clears */
 	uint64_t req_seq, done_seq;     /* atomics */
-	uint64_t (*dest_counters)[3];   /* [dest id]: packets, bytes, new flows */
+	/* [dest id]: packets, bytes, new flows, and the gauge of this worker's
+	 * entries that carry it (FLOWS: expired ones until freed) */
+	uint64_t (*dest_counters)[WORKER_DEST_MAX];
 	uint32_t expire_ms;             /* when the expiry scan last ran */
 	uint32_t expire_per_ms;         /* slots it visits per millisecond */
 	uint32_t max_dests;
@@ -101,7 +107,6 @@ struct worker {
 	struct dp_counters counters;
 } __attribute__((aligned(64)));
 
-enum { WORKER_DEST_PACKETS = 0, WORKER_DEST_BYTES, WORKER_DEST_NEW };
 
 /*
  * Allocate worker id's rings, flow table and counters. Main lcore, before

@@ -70,6 +70,8 @@ struct flowtab {
 	bool refill_started;
 	uint64_t tokens;              /* milli-tokens */
 	uint64_t tokens_max;
+	void (*on_free)(void *arg, const struct flowtab_entry *e);
+	void *on_free_arg;
 	size_t bucket_bytes, entry_bytes, bitmap_bytes;
 	uint64_t stat[FLOWTAB_STAT_MAX];
 };
@@ -357,6 +359,8 @@ flowtab_init(struct flowtab *t, const struct flowtab_params *p, uint32_t buckets
 	t->head.timeout_ms[FLOWTAB_UDP] = p->udp_ms;
 	t->head.refresh_ms = p->refresh_ms;
 	t->rate = p->insert_rate;
+	t->on_free = p->on_free;
+	t->on_free_arg = p->on_free_arg;
 	t->tokens_max = (uint64_t)burst * FLOWTAB_MILLI;
 	t->tokens = t->tokens_max;
 }
@@ -560,6 +564,8 @@ flowtab_entry_release(struct flowtab *t, uint32_t i)
 {
 	struct flowtab_entry *e = &t->entries[i];
 
+	if (t->on_free != NULL)
+		t->on_free(t->on_free_arg, e);
 	e->flags = 0;
 	e->backend = t->free_head;
 	t->free_head = i;

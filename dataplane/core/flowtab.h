@@ -199,6 +199,13 @@ struct flowtab_params {
 	uint32_t insert_rate;         /* new entries per second; 0: no cap. A token
 				       * bucket holding max(rate / 10, 64) tokens,
 				       * full at the start */
+	/* Optional: called with each entry the table frees (expiry, the
+	 * eviction of an expired entry by an insert, flowtab_remove()), before
+	 * it is freed, so that the owner can keep gauges by backend. Not for
+	 * flowtab_reuse(), whose caller sees the entry. Must not change the
+	 * table. */
+	void (*on_free)(void *arg, const struct flowtab_entry *e);
+	void *on_free_arg;
 };
 
 struct flowtab;

@@ -50,6 +50,16 @@ client open --conns 60 --rounds 4 --hold-file "$dir/go" --held-file "$dir/held" 
 open_pid=$!
 await_cond 20 test -e "$dir/held" || exit 1
 
+# The flow gauge: a fresh dataplane, 60 open connections, 60 entries.
+vip_flows() { dp_ctl "$P" --json vips web | jq -r '.vips[0].flows'; }
+backend_flows() {
+	dp_ctl "$P" --json counters backend:web |
+		jq '[.counters[] | select(.name | endswith(" FLOWS")) | .value] | add'
+}
+check "flows: maglbctl vips counts the 60 open connections" test "$(vip_flows)" -eq 60
+check "flows: the VIP's figure is its backends' FLOWS counters summed" \
+	test "$(backend_flows)" -eq "$(vip_flows)"
+
 check "drain: maglbctl backend drain exits 0" dp_ctl "$P" backend drain web "$B1"
 check "drain: b1 shows weight 0, draining" \
 	sh -c "$(declare -f dp_ctl dp_service); P=$P MAGLB_BUILD=$MAGLB_BUILD; \

@@ -793,6 +793,94 @@ START_TEST(test_insert_synced)
 }
 END_TEST
 
+/* A per-backend gauge kept through on_free, as a worker keeps its own. */
+enum { GAUGE_BACKENDS = 8 };
+
+struct gauge {
+	int64_t live[GAUGE_BACKENDS];
+	uint64_t calls;
+};
+
+static void
+gauge_free(void *arg, const struct flowtab_entry *e)
+{
+	struct gauge *g = arg;
+
+	ck_assert(e->flags & FLOWTAB_FLAG_LIVE);
+	g->live[e->backend % GAUGE_BACKENDS]--;
+	g->calls++;
+}
+
+static void
+gauge_walk(const struct flowtab_entry *e, void *arg)
+{
+	int64_t *live = arg;
+
+	live[e->backend % GAUGE_BACKENDS]++;
+}
+
+static uint32_t
+gauge_insert(struct flowtab *t, struct gauge *g, const struct flow_key *k,
+	     uint32_t backend, uint32_t now)
+{
+	if (flowtab_insert(t, k, backend, 0, now, NULL) == NULL)
+		return 0;
+	g->live[backend % GAUGE_BACKENDS]++;
+	return 1;
+}
+
+/* Every entry freed (removed, evicted by an insert, expired) passes through
+ * on_free once, live, with its backend: the gauge equals the table. */
+START_TEST(test_on_free_gauge)
+{
+	enum { CAP = 1024 };
+	struct flowtab_params p = params(CAP);
+	struct gauge g = { { 0 }, 0 };
+	struct flow_key *k = calloc(CAP, sizeof(*k));
+	int64_t walked[GAUGE_BACKENDS] = { 0 };
+	uint64_t s = 5, cursor = 0, inserted = 0;
+	struct flowtab *t;
+
+	ck_assert_ptr_nonnull(k);
+	p.on_free = gauge_free;
+	p.on_free_arg = &g;
+	t = flowtab_create(&p);
+	ck_assert_ptr_nonnull(t);
+	for (uint32_t i = 0; i < CAP; i++) {
+		k[i] = key_random(&s);
+		inserted += gauge_insert(t, &g, &k[i], i, 0);
+	}
+	for (uint32_t i = 0; i < CAP; i += 2) {     /* half stay alive */
+		struct flowtab_entry *e = flowtab_lookup(t, &k[i]);
+
+		if (e != NULL)
+			flowtab_touch(t, e, FLOWTAB_TCP_ACK, 990000);
+	}
+	for (uint32_t i = 0; i < CAP / 4; i++) {    /* inserts evict expired ones */
+		struct flow_key x = key_random(&s);
+
+		inserted += gauge_insert(t, &g, &x, i, 1000000);
+	}
+	for (uint32_t i = 0; i < CAP; i += 16) {    /* some removed */
+		struct flowtab_entry *e = flowtab_lookup(t, &k[i]);
+
+		if (e != NULL && !flowtab_expired(t, e, 1000000))
+			flowtab_remove(t, e);
+	}
+	flowtab_expire(t, 1000000, 2 * CAP);       /* the rest of the expired */
+	ck_assert_uint_gt(flowtab_stats(t)[FLOWTAB_STAT_EVICTED], 0);
+	ck_assert_uint_gt(flowtab_stats(t)[FLOWTAB_STAT_EXPIRED], 0);
+	ck_assert_uint_gt(flowtab_stats(t)[FLOWTAB_STAT_REMOVED], 0);
+	while (cursor != FLOWTAB_WALK_END)
+		flowtab_walk(t, &cursor, 64, gauge_walk, walked);
+	for (unsigned b = 0; b < GAUGE_BACKENDS; b++)
+		ck_assert_int_eq(g.live[b], walked[b]);
+	ck_assert_uint_eq(g.calls + flowtab_count(t), inserted);
+	flowtab_destroy(t);
+	free(k);
+}
+END_TEST
+
 static Suite *
 flowtab_suite(void)
 {
@@ -817,6 +905,7 @@ flowtab_suite(void)
 	tcase_add_test(tc, test_time_wraps);
 	tcase_add_test(tc, test_keys_distinct);
 	tcase_add_test(tc, test_insert_synced);
+	tcase_add_test(tc, test_on_free_gauge);
 	suite_add_tcase(s, tc);
 	return s;
 }
