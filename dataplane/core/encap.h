@@ -91,8 +91,8 @@ int encap_tunnel_init(struct encap_tunnel *t, enum encap_kind kind,
 		      const uint8_t eth_src[6], const uint8_t src[16],
 		      const uint8_t dst[16]);
 
-/* Private: what the inline writers below use. */
-/* What encap_write() switches on: kind and outer family in one. */
+/* Private, for the inline writers below. What encap_write() switches on:
+ * kind and outer family in one. */
 enum encap_layout {
 	ENCAP_LAYOUT_GRE4 = 0,
 	ENCAP_LAYOUT_GRE6,
