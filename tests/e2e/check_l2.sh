@@ -104,6 +104,31 @@ exit_is() {   # code cmd...: cmd exits with code
 check "vip own of an unknown VIP: refused by the dataplane (exit 1)" exit_is 1 dp_ctl "$P" vip own nosuch
 check "vip with bad arguments: exit 2" exit_is 2 dp_ctl "$P" vip disown link4 --announce
 check "disowned: ARP for $LINK4 unanswered again" unresolved "$LINK4"
+# Path MTU discovery across the load balancer (DSR), after a backend change.
+# The router's path to the client takes 1400 bytes: a backend's full-size
+# replies get the router's "fragmentation needed", sent to their source, the
+# VIP, so to the dataplane, which must hand it to the backend of that flow,
+# or the transfer stalls. Connections are held open after small replies and
+# b1 is drained: its flows stay, but Maglev no longer picks it, so only the
+# flow table can take b1's errors to b1.
+B1=$(topo_backend_addr4 l2 1)
+ip -n "${P}r" route replace 198.18.10.0/24 dev rc mtu lock 1400
+icmp_before=$(dp_counter "$P" total ICMP_ERRORS)
+client pmtu4 "$TOPO_VIP4" --conns 30 --rounds 3 --first-line-bytes 0 --line-bytes 4000 \
+	--hold-file "$dir/go" --held-file "$dir/held" --timeout-s 30 &
+pmtu_pid=$!
+await_cond 20 test -e "$dir/held" || exit 1
+check "PMTU: drain b1 while connections are open" dp_ctl "$P" backend drain tcp4 "$B1"
+touch "$dir/go"
+wait "$pmtu_pid"
+check "PMTU: 4000-byte replies over a 1400-byte path, all connections complete" \
+	clients_ok "$dir/pmtu4.json"
+check "PMTU: b1 served some of them (after its drain)" \
+	test "$(served_by "$dir/pmtu4.json" b1)" -gt 0
+check "PMTU: the router's errors went through the dataplane to the backends" \
+	test "$(dp_counter "$P" total ICMP_ERRORS)" -gt "$icmp_before"
+ip -n "${P}r" route replace 198.18.10.0/24 dev rc
+dp_ctl "$P" backend set-weight tcp4 "$B1" 1
 check "maglbctl flows lists the connections" \
 	test "$(dp_ctl "$P" --json flows --vip tcp4 | jq '.flows | length')" -ge 60
 check "the dataplane stops cleanly on SIGTERM" dp_stop "$P"

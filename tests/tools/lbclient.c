@@ -2,8 +2,8 @@
  * lbclient: the client of the end-to-end tests.
  *
  *   lbclient --connect ADDR PORT --conns N [--rounds R] [--interval-ms T]
- *            [--udp] [--line-bytes B] [--hold-file F] [--held-file G]
- *            [--timeout-s S] [--json]
+ *            [--udp] [--line-bytes B] [--first-line-bytes B1] [--hold-file F]
+ *            [--held-file G] [--timeout-s S] [--json]
  *
  * Opens N connections at once (epoll, non-blocking) and sends R lines on each,
  * T ms apart. A backend (lbserver) answers line L with "NAME L": every reply
@@ -11,7 +11,9 @@
  * connection's backend, which must never change within the connection.
  *
  * Lines are "c<conn> r<round>", padded with a letter pattern to B bytes when
- * --line-bytes is given (large lines exercise MTU and fragmentation paths).
+ * --line-bytes is given (large lines exercise MTU and fragmentation paths);
+ * --first-line-bytes pads the first round's lines to B1 instead, so that a
+ * test can hold connections after small replies and get large ones later.
  * With --udp each connection is a connected UDP socket sending one datagram
  * per round (no newline); a lost datagram is sent again every 250 ms, 8 times
  * at most, and late duplicates of earlier rounds are ignored.
@@ -116,6 +118,7 @@ struct options {
 	unsigned rounds;
 	unsigned interval_ms;
 	unsigned line_bytes;
+	unsigned first_line_bytes;      /* UINT_MAX: as line_bytes */
 	unsigned timeout_s;
 	bool udp;
 	bool json;
@@ -155,7 +158,8 @@ static void usage(FILE *out)
 	fprintf(out,
 	        "usage: lbclient --connect ADDR PORT --conns N [--rounds R]\n"
 	        "                [--interval-ms T] [--udp] [--line-bytes B]\n"
-	        "                [--hold-file F] [--held-file G] [--timeout-s S] [--json]\n");
+	        "                [--first-line-bytes B1] [--hold-file F] [--held-file G]\n"
+	        "                [--timeout-s S] [--json]\n");
 }
 
 static int parse_unsigned(const char *text, unsigned min, unsigned max,
@@ -192,6 +196,7 @@ static int options_parse(int argc, char **argv, struct options *opts)
 		{"rounds", required_argument, NULL, 'r'},
 		{"interval-ms", required_argument, NULL, 'i'},
 		{"line-bytes", required_argument, NULL, 'l'},
+		{"first-line-bytes", required_argument, NULL, 'f'},
 		{"timeout-s", required_argument, NULL, 't'},
 		{"udp", no_argument, NULL, 'u'},
 		{"json", no_argument, NULL, 'j'},
@@ -202,7 +207,7 @@ static int options_parse(int argc, char **argv, struct options *opts)
 	};
 	int c, err = 0;
 
-	*opts = (struct options){.rounds = 1, .timeout_s = 30};
+	*opts = (struct options){.rounds = 1, .timeout_s = 30, .first_line_bytes = UINT_MAX};
 	while (err == 0 && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': err = options_connect(opts, argc, argv); break;
@@ -211,6 +216,8 @@ static int options_parse(int argc, char **argv, struct options *opts)
 		case 'i': err = parse_unsigned(optarg, 0, 3600000, &opts->interval_ms); break;
 		case 'l': err = parse_unsigned(optarg, 0, LBCLIENT_LINE_BYTES_MAX,
 		                               &opts->line_bytes); break;
+		case 'f': err = parse_unsigned(optarg, 0, LBCLIENT_LINE_BYTES_MAX,
+		                               &opts->first_line_bytes); break;
 		case 't': err = parse_unsigned(optarg, 1, 86400, &opts->timeout_s); break;
 		case 'u': opts->udp = true; break;
 		case 'j': opts->json = true; break;
@@ -225,10 +232,18 @@ static int options_parse(int argc, char **argv, struct options *opts)
 	return err;
 }
 
+/* The longest line any round sends. */
+static unsigned line_bytes_max(const struct options *opts)
+{
+	return opts->first_line_bytes != UINT_MAX && opts->first_line_bytes > opts->line_bytes ?
+	       opts->first_line_bytes : opts->line_bytes;
+}
+
 /* Write "c<index> r<round>[ pad]\n" into conn->request. */
 static void conn_make_line(const struct client *client, struct conn *conn)
 {
-	size_t n, want = client->opts.line_bytes;
+	size_t n, want = conn->round == 0 && client->opts.first_line_bytes != UINT_MAX ?
+			 client->opts.first_line_bytes : client->opts.line_bytes;
 
 	n = (size_t)sprintf(conn->request, "c%u r%u", conn->index, conn->round);
 	if (want > n) {
@@ -481,7 +496,7 @@ static int conn_open(struct client *client, struct conn *conn)
 	struct epoll_event ev = {.events = EPOLLOUT, .data.u32 = conn->index};
 	int type = opts->udp ? SOCK_DGRAM : SOCK_STREAM;
 
-	conn->request = malloc((opts->line_bytes > 40 ? opts->line_bytes : 40) + 2);
+	conn->request = malloc((line_bytes_max(opts) > 40 ? line_bytes_max(opts) : 40) + 2);
 	conn->reply = opts->udp ? NULL : malloc(client->reply_cap);
 	conn->fd = socket(opts->addr.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (conn->request == NULL || (!opts->udp && conn->reply == NULL) || conn->fd < 0)
@@ -634,7 +649,7 @@ static int client_open(struct client *client)
 {
 	unsigned i;
 
-	client->reply_cap = client->opts.line_bytes + LBCLIENT_NAME_MAX + 64;
+	client->reply_cap = line_bytes_max(&client->opts) + LBCLIENT_NAME_MAX + 64;
 	client->deadline_ms = now_ms() + (uint64_t)client->opts.timeout_s * 1000;
 	client->inotify_fd = -1;
 	client->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
