@@ -33,11 +33,24 @@ struct viptab_port {
 	uint32_t id;
 };
 
+/*
+ * One exact-port VIP again, keyed by its whole destination (address,
+ * family, protocol, port) as three words of a flow key: a packet to an
+ * exact-port VIP, the usual case, is one hash and one probe.
+ */
+struct viptab_exact {
+	uint64_t w[3];                          /* vip[0..7], vip[8..15], tail */
+	uint32_t id;
+	uint32_t used;
+};
+
 struct viptab {
 	uint32_t addr_mask;                     /* slots - 1, a power of 2 */
 	uint32_t port_mask;
+	uint32_t exact_mask;
 	struct viptab_addr *addrs;
 	struct viptab_port *ports;
+	struct viptab_exact *exact;
 };
 
 static inline int
@@ -74,6 +87,42 @@ viptab_port_hash(uint32_t addr_slot, uint8_t proto, uint16_t port)
 		     0x9e3779b97f4a7c15ull;
 
 	return (uint32_t)(h >> 32);
+}
+
+/* A destination as viptab_exact's words: the address (IPv4 in its first 4
+ * bytes, the rest 0), then family, protocol and port. */
+static inline void
+viptab_exact_words(uint64_t w[3], uint8_t family, const uint8_t addr[16], uint8_t proto,
+		   uint16_t port)
+{
+	memcpy(&w[0], addr, 8);
+	memcpy(&w[1], addr + 8, 8);
+	w[2] = (uint64_t)family | (uint64_t)proto << 8 | (uint64_t)port << 16;
+}
+
+static inline uint32_t
+viptab_exact_hash(const uint64_t w[3])
+{
+	uint64_t h = w[0] * 0x9e3779b97f4a7c15ull ^ w[1] * 0xc2b2ae3d27d4eb4full ^
+		     w[2] * 0x165667b19e3779f9ull;
+
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (uint32_t)(h >> 32);
+}
+
+/* The slot of the words w, or of the free slot where they would go. */
+static inline uint32_t
+viptab_exact_probe(const struct viptab *t, const uint64_t w[3])
+{
+	uint32_t i = viptab_exact_hash(w) & t->exact_mask;
+
+	for (;; i = (i + 1) & t->exact_mask) {
+		const struct viptab_exact *e = &t->exact[i];
+
+		if (!e->used || ((e->w[0] ^ w[0]) | (e->w[1] ^ w[1]) | (e->w[2] ^ w[2])) == 0)
+			return i;
+	}
 }
 
 /* The slot of (family, addr), or of the free slot where it would go. */
@@ -137,6 +186,20 @@ viptab_vip_valid(const struct viptab_vip *v)
 	return v->family == FLOW_FAMILY_IPV6;
 }
 
+/* Index an exact-port VIP by its whole destination (no duplicate: checked). */
+static void
+viptab_exact_add(struct viptab *t, const struct viptab_vip *v)
+{
+	uint64_t w[3];
+	struct viptab_exact *x;
+
+	viptab_exact_words(w, v->family, v->addr, v->proto, v->port);
+	x = &t->exact[viptab_exact_probe(t, w)];
+	memcpy(x->w, w, sizeof(w));
+	x->id = v->id;
+	x->used = 1;
+}
+
 /* Add one valid VIP. Returns 0 or -EEXIST. */
 static int
 viptab_insert(struct viptab *t, const struct viptab_vip *v)
@@ -162,6 +225,7 @@ viptab_insert(struct viptab *t, const struct viptab_vip *v)
 		return -EEXIST;
 	*e = (struct viptab_port){ .addr_slot = slot, .port = v->port,
 				   .proto = v->proto, .id = v->id };
+	viptab_exact_add(t, v);
 	a->n_exact[p]++;
 	a->one_id[p] = v->id;
 	return 0;
@@ -187,7 +251,9 @@ viptab_create(const struct viptab_vip *vips, uint32_t n)
 	t->port_mask = viptab_slots(n) - 1;
 	t->addrs = calloc(t->addr_mask + 1, sizeof(*t->addrs));
 	t->ports = calloc(t->port_mask + 1, sizeof(*t->ports));
-	if (t->addrs == NULL || t->ports == NULL)
+	t->exact_mask = viptab_slots(n) - 1;
+	t->exact = calloc(t->exact_mask + 1, sizeof(*t->exact));
+	if (t->addrs == NULL || t->ports == NULL || t->exact == NULL)
 		goto fail;
 
 	for (uint32_t i = 0; i < n; i++) {
@@ -213,6 +279,7 @@ viptab_destroy(struct viptab *t)
 		return;
 	free(t->addrs);
 	free(t->ports);
+	free(t->exact);
 	free(t);
 }
 
@@ -226,9 +293,19 @@ viptab_miss(enum dp_drop *why, enum dp_drop reason)
 int64_t
 viptab_lookup(const struct viptab *t, const struct flow_key *k, enum dp_drop *why)
 {
-	uint32_t slot = viptab_addr_probe(t, k->family, k->vip);
-	const struct viptab_addr *a = &t->addrs[slot];
-	int p = viptab_proto_index(k->proto);
+	uint64_t w[3];
+	const struct viptab_exact *x;
+	uint32_t slot;
+	const struct viptab_addr *a;
+	int p;
+
+	viptab_exact_words(w, k->family, k->vip, k->proto, k->vip_port);
+	x = &t->exact[viptab_exact_probe(t, w)];
+	if (x->used)
+		return x->id;
+	slot = viptab_addr_probe(t, k->family, k->vip);
+	a = &t->addrs[slot];
+	p = viptab_proto_index(k->proto);
 
 	if (a->family == 0)
 		return viptab_miss(why, DP_DROP_NOT_VIP);
