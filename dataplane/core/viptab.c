@@ -24,19 +24,10 @@ struct viptab_addr {
 						 * one when n_exact is 1 */
 };
 
-/* One exact-port VIP. */
-struct viptab_port {
-	uint32_t addr_slot;                     /* its address in addrs[] */
-	uint16_t port;
-	uint8_t proto;                          /* 0: free slot */
-	uint8_t pad;
-	uint32_t id;
-};
-
 /*
- * One exact-port VIP again, keyed by its whole destination (address,
- * family, protocol, port) as three words of a flow key: a packet to an
- * exact-port VIP, the usual case, is one hash and one probe.
+ * One exact-port VIP, keyed by its whole destination (address, family,
+ * protocol, port) as three words of a flow key: a packet to an exact-port
+ * VIP, the usual case, is one hash and one probe.
  */
 struct viptab_exact {
 	uint64_t w[3];                          /* vip[0..7], vip[8..15], tail */
@@ -46,10 +37,8 @@ struct viptab_exact {
 
 struct viptab {
 	uint32_t addr_mask;                     /* slots - 1, a power of 2 */
-	uint32_t port_mask;
 	uint32_t exact_mask;
 	struct viptab_addr *addrs;
-	struct viptab_port *ports;
 	struct viptab_exact *exact;
 };
 
@@ -77,15 +66,6 @@ viptab_addr_hash(uint8_t family, const uint8_t addr[16])
 	h = lo * 0x9e3779b97f4a7c15ull ^ (hi ^ family) * 0xc2b2ae3d27d4eb4full;
 	h ^= h >> 31;
 	h *= 0x165667b19e3779f9ull;
-	return (uint32_t)(h >> 32);
-}
-
-static inline uint32_t
-viptab_port_hash(uint32_t addr_slot, uint8_t proto, uint16_t port)
-{
-	uint64_t h = ((uint64_t)addr_slot << 24 | (uint64_t)proto << 16 | port) *
-		     0x9e3779b97f4a7c15ull;
-
 	return (uint32_t)(h >> 32);
 }
 
@@ -148,21 +128,6 @@ viptab_addr_find(const struct viptab *t, uint8_t family, const uint8_t addr[16])
 	return a->family != 0 ? a : NULL;
 }
 
-static inline uint32_t
-viptab_port_probe(const struct viptab *t, uint32_t addr_slot, uint8_t proto,
-		  uint16_t port)
-{
-	uint32_t i = viptab_port_hash(addr_slot, proto, port) & t->port_mask;
-
-	for (;; i = (i + 1) & t->port_mask) {
-		const struct viptab_port *p = &t->ports[i];
-
-		if (p->proto == 0 || (p->addr_slot == addr_slot &&
-				      p->proto == proto && p->port == port))
-			return i;
-	}
-}
-
 /* Slots for n entries at most half full: a power of 2, at least 8. */
 static uint32_t
 viptab_slots(uint32_t n)
@@ -186,8 +151,8 @@ viptab_vip_valid(const struct viptab_vip *v)
 	return v->family == FLOW_FAMILY_IPV6;
 }
 
-/* Index an exact-port VIP by its whole destination (no duplicate: checked). */
-static void
+/* Index an exact-port VIP by its whole destination. Returns 0 or -EEXIST. */
+static int
 viptab_exact_add(struct viptab *t, const struct viptab_vip *v)
 {
 	uint64_t w[3];
@@ -195,19 +160,20 @@ viptab_exact_add(struct viptab *t, const struct viptab_vip *v)
 
 	viptab_exact_words(w, v->family, v->addr, v->proto, v->port);
 	x = &t->exact[viptab_exact_probe(t, w)];
+	if (x->used)
+		return -EEXIST;
 	memcpy(x->w, w, sizeof(w));
 	x->id = v->id;
 	x->used = 1;
+	return 0;
 }
 
 /* Add one valid VIP. Returns 0 or -EEXIST. */
 static int
 viptab_insert(struct viptab *t, const struct viptab_vip *v)
 {
-	uint32_t slot = viptab_addr_probe(t, v->family, v->addr);
-	struct viptab_addr *a = &t->addrs[slot];
+	struct viptab_addr *a = &t->addrs[viptab_addr_probe(t, v->family, v->addr)];
 	int p = viptab_proto_index(v->proto);
-	struct viptab_port *e;
 
 	if (a->family == 0) {
 		memcpy(a->addr, v->addr, 16);
@@ -220,12 +186,8 @@ viptab_insert(struct viptab *t, const struct viptab_vip *v)
 		a->all_id[p] = v->id;
 		return 0;
 	}
-	e = &t->ports[viptab_port_probe(t, slot, v->proto, v->port)];
-	if (e->proto != 0)
+	if (viptab_exact_add(t, v) < 0)
 		return -EEXIST;
-	*e = (struct viptab_port){ .addr_slot = slot, .port = v->port,
-				   .proto = v->proto, .id = v->id };
-	viptab_exact_add(t, v);
 	a->n_exact[p]++;
 	a->one_id[p] = v->id;
 	return 0;
@@ -248,12 +210,10 @@ viptab_create(const struct viptab_vip *vips, uint32_t n)
 	if (t == NULL)
 		goto fail;
 	t->addr_mask = viptab_slots(n) - 1;
-	t->port_mask = viptab_slots(n) - 1;
 	t->addrs = calloc(t->addr_mask + 1, sizeof(*t->addrs));
-	t->ports = calloc(t->port_mask + 1, sizeof(*t->ports));
 	t->exact_mask = viptab_slots(n) - 1;
 	t->exact = calloc(t->exact_mask + 1, sizeof(*t->exact));
-	if (t->addrs == NULL || t->ports == NULL || t->exact == NULL)
+	if (t->addrs == NULL || t->exact == NULL)
 		goto fail;
 
 	for (uint32_t i = 0; i < n; i++) {
@@ -278,7 +238,6 @@ viptab_destroy(struct viptab *t)
 	if (t == NULL)
 		return;
 	free(t->addrs);
-	free(t->ports);
 	free(t->exact);
 	free(t);
 }
@@ -295,30 +254,17 @@ viptab_lookup(const struct viptab *t, const struct flow_key *k, enum dp_drop *wh
 {
 	uint64_t w[3];
 	const struct viptab_exact *x;
-	uint32_t slot;
 	const struct viptab_addr *a;
-	int p;
+	int p = viptab_proto_index(k->proto);
 
 	viptab_exact_words(w, k->family, k->vip, k->proto, k->vip_port);
 	x = &t->exact[viptab_exact_probe(t, w)];
 	if (x->used)
-		return x->id;
-	slot = viptab_addr_probe(t, k->family, k->vip);
-	a = &t->addrs[slot];
-	p = viptab_proto_index(k->proto);
-
+		return x->id;                   /* an exact port wins */
+	a = &t->addrs[viptab_addr_probe(t, k->family, k->vip)];
 	if (a->family == 0)
 		return viptab_miss(why, DP_DROP_NOT_VIP);
-	if (p < 0)
-		return viptab_miss(why, DP_DROP_VIP_PROTO);
-	if (a->n_exact[p] != 0) {
-		const struct viptab_port *e =
-			&t->ports[viptab_port_probe(t, slot, k->proto, k->vip_port)];
-
-		if (e->proto != 0)
-			return e->id;
-	}
-	if (a->has_all[p])
+	if (p >= 0 && a->has_all[p])
 		return a->all_id[p];
 	return viptab_miss(why, DP_DROP_VIP_PROTO);
 }

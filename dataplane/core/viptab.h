@@ -11,10 +11,10 @@
  * Layout: an open-addressing hash (linear probing, at most half full) of the
  * distinct (family, address) pairs, each slot holding, per protocol, its
  * all-ports VIP and how many exact-port VIPs it has; and a second such hash
- * of the exact-port VIPs keyed by (address slot, protocol, port); and a
- * third of the exact-port VIPs keyed by their whole destination, which a
- * lookup tries first: a packet to an exact-port VIP costs one probe
- * sequence, any other two or three, whatever the number of VIPs.
+ * of the exact-port VIPs keyed by their whole destination (address,
+ * family, protocol, port), which a lookup tries first: a packet to an
+ * exact-port VIP costs one probe sequence, any other two, whatever the
+ * number of VIPs.
  *
  * Protocols: TCP and UDP (the VIPs a config can declare). A packet of any
  * other protocol to a VIP address gets VIP_PROTO.

@@ -27,6 +27,7 @@
 #include <netinet/in.h>
 
 #include "dataplane/core/flowtab.h"
+#include "tests/bench/bench.h"
 
 enum { BURST = 32, RUNS_MAX = 15 };
 
@@ -45,15 +46,6 @@ struct bench {
 enum { INSERT, HIT, HIT_BURST, MISS, MISS_BURST, NEW_FLOW, FIGURES };
 
 static volatile uint64_t sink;
-
-static double
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static uint64_t
 rnd(uint64_t *s)
@@ -81,14 +73,6 @@ key_random(struct flow_key *k, uint64_t *s)
 		memcpy(k->vip + 8, &a, 8);
 		memcpy(k->client + 8, &c, 8);
 	}
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
 }
 
 static int
@@ -159,7 +143,7 @@ static double
 time_single(struct flowtab *t, const struct flow_key *k, uint32_t n)
 {
 	uint64_t sum = 0;
-	double t0 = now_ns();
+	double t0 = bench_now_ns();
 
 	for (uint32_t i = 0; i < n; i++) {
 		struct flowtab_entry *e = flowtab_lookup(t, &k[i]);
@@ -167,7 +151,7 @@ time_single(struct flowtab *t, const struct flow_key *k, uint32_t n)
 		sum += e != NULL ? e->backend : 1;
 	}
 	sink += sum;
-	return (now_ns() - t0) / n;
+	return (bench_now_ns() - t0) / n;
 }
 
 static double
@@ -180,7 +164,7 @@ time_burst(struct flowtab *t, const struct flow_key *k, const struct flow_key **
 
 	for (uint32_t i = 0; i < n; i++)
 		ptrs[i] = &k[i];
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (uint32_t i = 0; i < n; i += BURST) {
 		uint32_t c = n - i < BURST ? n - i : BURST;
 
@@ -189,7 +173,7 @@ time_burst(struct flowtab *t, const struct flow_key *k, const struct flow_key **
 			sum += out[j] != NULL ? out[j]->backend : 1;
 	}
 	sink += sum;
-	return (now_ns() - t0) / n;
+	return (bench_now_ns() - t0) / n;
 }
 
 /* A table in use has its buckets in cache as far as the cache allows; a new
@@ -206,7 +190,7 @@ table_new(const struct bench *b)
 {
 	struct flowtab_params p = {
 		.capacity = b->capacity,
-		.seed = b->seed * 0x9e3779b97f4a7c15ull + (uint64_t)now_ns(),
+		.seed = b->seed * 0x9e3779b97f4a7c15ull + (uint64_t)bench_now_ns(),
 		.tcp_syn_ms = FLOWTAB_TIMEOUT_MAX, .tcp_established_ms = FLOWTAB_TIMEOUT_MAX,
 		.tcp_closing_ms = FLOWTAB_TIMEOUT_MAX, .udp_ms = FLOWTAB_TIMEOUT_MAX,
 	};
@@ -229,7 +213,7 @@ time_new_flows(const struct bench *b, double *ns)
 	warm(t, b);
 	for (uint32_t i = 0; i < n; i++)
 		b->ptrs[i] = &b->keys[i];
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (uint32_t i = 0; i < n; i += BURST) {
 		uint32_t c = n - i < BURST ? n - i : BURST;
 
@@ -239,7 +223,7 @@ time_new_flows(const struct bench *b, double *ns)
 				ok += flowtab_insert(t, &b->keys[i + j], i + j, FLOWTAB_TCP_SYN,
 						     0, NULL) != NULL;
 	}
-	*ns = (now_ns() - t0) / n;
+	*ns = (bench_now_ns() - t0) / n;
 	sink += ok;
 	flowtab_destroy(t);
 	return 0;
@@ -256,10 +240,10 @@ run(struct bench *b, double fig[FIGURES])
 	if (t == NULL)
 		return -errno;
 	warm(t, b);
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (uint32_t i = 0; i < n; i++)
 		ok += flowtab_insert(t, &b->keys[i], i, FLOWTAB_TCP_SYN, 0, NULL) != NULL;
-	fig[INSERT] = (now_ns() - t0) / n;
+	fig[INSERT] = (bench_now_ns() - t0) / n;
 	fig[HIT] = time_single(t, b->hits, n);
 	fig[HIT_BURST] = time_burst(t, b->hits, b->ptrs, n);
 	fig[MISS] = time_single(t, b->misses, n);
@@ -298,8 +282,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	for (int f = 0; f < FIGURES; f++) {
-		qsort(fig[f], b.runs, sizeof(double), cmp_double);
-		med[f] = fig[f][b.runs / 2];
+		med[f] = bench_median(fig[f], b.runs);
 	}
 	printf("{\"capacity\":%u,\"flows\":%u,\"inserted\":%u,\"bytes_per_flow\":%zu,"
 	       "\"memory_bytes\":%zu,"

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "dataplane/core/maglev.h"
+#include "tests/bench/bench.h"
 
 #define NAME_LEN 16
 
@@ -27,23 +28,6 @@ struct bench {
 	uint16_t *table, *table2;
 	uint32_t *order, *order2;
 };
-
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 static int
 parse_args(int argc, char **argv, struct bench *b)
@@ -104,14 +88,13 @@ run(struct bench *b)
 	if (ms == NULL || count == NULL)
 		goto out;
 	for (uint32_t r = 0; r < b->runs; r++) {
-		double t0 = now_ms();
+		double t0 = bench_now_ns();
 
 		rc = maglev_build(b->backends, b->n, b->m, b->table, b->order);
-		ms[r] = now_ms() - t0;
+		ms[r] = (bench_now_ns() - t0) / 1e6;
 		if (rc < 0)
 			goto out;
 	}
-	qsort(ms, b->runs, sizeof(*ms), cmp_double);
 	for (uint32_t s = 0; s < b->m; s++)
 		count[b->table[s]]++;
 	for (uint32_t i = 0; i < b->n; i++)
@@ -122,7 +105,7 @@ run(struct bench *b)
 		goto out;
 	printf("{\"backends\":%u,\"table\":%u,\"build_ms\":%.3f,"
 	       "\"max_over_mean\":%.4f,\"moved_on_remove\":%.4f}\n",
-	       b->n, b->m, ms[b->runs / 2], max / ((double)b->m / b->n),
+	       b->n, b->m, bench_median(ms, b->runs), max / ((double)b->m / b->n),
 	       moved_fraction(b));
 out:
 	free(count);
