@@ -80,14 +80,8 @@ static void usage(FILE *out)
 
 static void decap_report(const struct decap *decap)
 {
-	unsigned i;
-
-	fprintf(stderr, "decap %s:", decap->tun_name);
-	for (i = 0; i < TUNNEL_KIND_MAX; i++)
-		fprintf(stderr, " %s=%lu", tunnel_kind_names[i], decap->kinds[i]);
-	for (i = 0; i < DECAP_DROP_MAX; i++)
-		fprintf(stderr, " %s=%lu", decap_drop_names[i], decap->drops[i]);
-	fprintf(stderr, "\n");
+	tunnel_report("decap", decap->tun_name, decap->kinds, decap_drop_names,
+	              decap->drops, DECAP_DROP_MAX);
 }
 
 /* Strip the outer IPv4 header that raw IPv4 sockets deliver; the payload
@@ -197,20 +191,10 @@ static int decap_open_sockets(struct decap *decap)
 
 static int decap_open(struct decap *decap)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = DECAP_SIGNAL_TAG};
-	sigset_t mask;
+	int err = tunnel_events_open(&decap->epoll_fd, &decap->signal_fd, DECAP_SIGNAL_TAG);
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGUSR1);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-		return -errno;
-	decap->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	decap->signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (decap->epoll_fd < 0 || decap->signal_fd < 0 ||
-	    epoll_ctl(decap->epoll_fd, EPOLL_CTL_ADD, decap->signal_fd, &ev) < 0)
-		return -errno;
+	if (err < 0)
+		return err;
 	decap->tun_fd = tunnel_tun_open(decap->tun_name);
 	if (decap->tun_fd < 0) {
 		fprintf(stderr, "decap: tun %s: %s\n", decap->tun_name,

@@ -83,14 +83,8 @@ static void usage(FILE *out)
 
 static void encapsend_report(const struct encapsend *encap)
 {
-	unsigned i;
-
-	fprintf(stderr, "encapsend %s:", encap->tun_name);
-	for (i = 0; i < TUNNEL_KIND_MAX; i++)
-		fprintf(stderr, " %s=%lu", tunnel_kind_names[i], encap->kinds[i]);
-	for (i = 0; i < ENCAPSEND_DROP_MAX; i++)
-		fprintf(stderr, " %s=%lu", encapsend_drop_names[i], encap->drops[i]);
-	fprintf(stderr, "\n");
+	tunnel_report("encapsend", encap->tun_name, encap->kinds, encapsend_drop_names,
+	              encap->drops, ENCAPSEND_DROP_MAX);
 }
 
 static uint32_t fnv1a(uint32_t hash, const uint8_t *data, size_t len)
@@ -200,20 +194,11 @@ static int encapsend_open_sockets(struct encapsend *encap)
 static int encapsend_open(struct encapsend *encap)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
-	sigset_t mask;
+	int err = tunnel_events_open(&encap->epoll_fd, &encap->signal_fd,
+	                             ENCAPSEND_TAG_SIGNAL);
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGUSR1);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-		return -errno;
-	encap->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	encap->signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-	ev.data.u32 = ENCAPSEND_TAG_SIGNAL;
-	if (encap->epoll_fd < 0 || encap->signal_fd < 0 ||
-	    epoll_ctl(encap->epoll_fd, EPOLL_CTL_ADD, encap->signal_fd, &ev) < 0)
-		return -errno;
+	if (err < 0)
+		return err;
 	if (encapsend_open_sockets(encap) < 0)
 		return -EINVAL;
 	encap->tun_fd = tunnel_tun_open(encap->tun_name);

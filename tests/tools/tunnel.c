@@ -1,12 +1,15 @@
 #include "tunnel.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <linux/if_tun.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -91,4 +94,38 @@ int tunnel_tun_open(const char *name)
 		return err;
 	}
 	return fd;
+}
+
+int tunnel_events_open(int *epoll_fd, int *signal_fd, uint32_t tag)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = tag};
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+		return -errno;
+	*epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	*signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (*epoll_fd < 0 || *signal_fd < 0 ||
+	    epoll_ctl(*epoll_fd, EPOLL_CTL_ADD, *signal_fd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+void tunnel_report(const char *prog, const char *name,
+                   const unsigned long kinds[TUNNEL_KIND_MAX],
+                   const char *const drop_names[], const unsigned long drops[],
+                   unsigned n_drops)
+{
+	unsigned i;
+
+	fprintf(stderr, "%s %s:", prog, name);
+	for (i = 0; i < TUNNEL_KIND_MAX; i++)
+		fprintf(stderr, " %s=%lu", tunnel_kind_names[i], kinds[i]);
+	for (i = 0; i < n_drops; i++)
+		fprintf(stderr, " %s=%lu", drop_names[i], drops[i]);
+	fprintf(stderr, "\n");
 }

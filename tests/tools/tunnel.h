@@ -1,6 +1,6 @@
 /*
- * What decap and encapsend share: the TUN device, and the eight kinds of
- * tunnelled packet they count (outer IPv4 or IPv6; GRE or IP-in-IP; inner
+ * What decap and encapsend share: the TUN device, their event loop's set-up
+ * and counter report, and the eight kinds of tunnelled packet they count (outer IPv4 or IPv6; GRE or IP-in-IP; inner
  * IPv4 or IPv6). GRE is the 4-byte header of RFC 2784 without options:
  *
  *    0                   1                   2                   3
@@ -61,5 +61,19 @@ size_t tunnel_inner_length(const uint8_t *data, size_t len, unsigned version);
  * returned non-blocking fd stays open. Returns the fd or -errno.
  */
 int tunnel_tun_open(const char *name);
+
+/*
+ * Block SIGTERM, SIGINT and SIGUSR1 and deliver them through a non-blocking
+ * signalfd (*signal_fd) in a new epoll set (*epoll_fd), its events tagged
+ * tag (data.u32). Returns 0 or -errno.
+ */
+int tunnel_events_open(int *epoll_fd, int *signal_fd, uint32_t tag);
+
+/* The counters on one line of stderr (SIGUSR1 and exit):
+ * "prog name: <kind>=N... <drop>=N...". */
+void tunnel_report(const char *prog, const char *name,
+                   const unsigned long kinds[TUNNEL_KIND_MAX],
+                   const char *const drop_names[], const unsigned long drops[],
+                   unsigned n_drops);
 
 #endif
