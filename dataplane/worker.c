@@ -90,12 +90,12 @@ dest_usable(const struct dp_state *st, uint32_t dest, uint32_t vip)
 	return dest_carries(st, dest) && st->dests[dest].vip == vip;
 }
 
-/* The FLOWS gauge: an entry of this worker now carries dest (or no longer). */
+/* The FLOWS gauge: an entry of this worker now carries dest (or no longer).
+ * Entries hold registry ids only, all below max_dests, as dest_counters. */
 static inline void
 flows_add(struct worker *w, uint32_t dest, int64_t n)
 {
-	if (dest < w->max_dests)
-		w->dest_counters[dest][WORKER_DEST_FLOWS] += (uint64_t)n;
+	w->dest_counters[dest][WORKER_DEST_FLOWS] += (uint64_t)n;
 }
 
 /* The flow table frees an entry (expiry, eviction, removal). */
@@ -676,7 +676,6 @@ worker_init(struct worker *w, unsigned id, unsigned lcore, struct dp_shared *sha
 	w->queue = (uint16_t)id;
 	w->shared = shared;
 	w->pool = pool;
-	w->max_dests = max_dests;
 	cache_port(w, &shared->port);
 	w->expire_per_ms = RTE_MAX(fp->capacity / EXPIRE_SWEEP_MS, (uint32_t)EXPIRE_PER_MS_MIN);
 	w->dest_counters = rte_zmalloc_socket("dest_counters",
