@@ -151,15 +151,16 @@ struct dp_state *state_with_neighbours(struct state_ctx *ctx, const struct dp_st
 static inline uint64_t
 state_flow_hash(const struct dp_state *s, uint32_t vip, const struct flow_key *k)
 {
-	struct flow_key hk;
+	struct flow_key client;
 
-	if (s->vips[vip].hash != CONFIG_HASH_CLIENT)
-		return flow_key_hash(k, &s->seed);
-	hk = *k;                        /* persistence: the client address alone */
-	hk.vip_port = 0;
-	hk.client_port = 0;
-	hk.proto = 0;
-	return flow_key_hash(&hk, &s->seed);
+	if (s->vips[vip].hash == CONFIG_HASH_CLIENT) {
+		client = *k;            /* persistence: the client address alone */
+		client.vip_port = 0;
+		client.client_port = 0;
+		client.proto = 0;
+		k = &client;
+	}
+	return flow_key_hash(k, &s->seed);
 }
 
 /* Fetch the Maglev slot of flow hash h ahead of state_maglev_pick_hash(). */
