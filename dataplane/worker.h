@@ -99,7 +99,6 @@ struct worker {
 	 * entries that carry it (FLOWS: expired ones until freed) */
 	uint64_t (*dest_counters)[WORKER_DEST_MAX];
 	uint32_t expire_ms;             /* when the expiry scan last ran */
-	uint32_t expire_per_ms;         /* slots it visits per millisecond */
 	uint32_t mtu;                   /* the port's, cached: fixed until restart */
 	uint64_t mac, mac_mask;         /* the port's MAC as the first 8 bytes of a
 					 * frame read whole, masked (for_this_port) */

@@ -978,6 +978,12 @@ flowtab_count(const struct flowtab *t)
 }
 
 uint32_t
+flowtab_used(const struct flowtab *t)
+{
+	return t->high;
+}
+
+uint32_t
 flowtab_capacity(const struct flowtab *t)
 {
 	return t->capacity;

@@ -357,9 +357,13 @@ void flowtab_remove(struct flowtab *t, struct flowtab_entry *e);
 /*
  * Incremental expiry, between bursts: visit at most budget entry slots from
  * an internal cursor (which wraps), free the expired entries, and return how
- * many were freed. A full pass costs about capacity slots.
+ * many were freed. A full pass visits flowtab_used() slots.
  */
 uint32_t flowtab_expire(struct flowtab *t, uint32_t now_ms, uint32_t budget);
+
+/* Entry slots ever handed out (in use or on the free list): what a pass of
+ * flowtab_expire() visits. From 0 in a new table up to the capacity. */
+uint32_t flowtab_used(const struct flowtab *t);
 
 /*
  * Paged iteration, for dumps served by the worker in bounded slices. Start

@@ -590,6 +590,7 @@ START_TEST(test_expire_budget)
 
 		flowtab_touch(t, flowtab_lookup(t, &k), 0, 20000);
 	}
+	ck_assert_uint_eq(flowtab_used(t), N);      /* a pass visits N slots, */
 	ck_assert_uint_eq(flowtab_expire(t, UDP_MS - 1, N), 0);
 	do {
 		f = flowtab_expire(t, UDP_MS + 1000, BUDGET);
@@ -610,6 +611,7 @@ START_TEST(test_expire_budget)
 	ck_assert_uint_eq(flowtab_expire(t, UDP_MS + 1000, 2 * N), 0);
 	ck_assert_uint_eq(flowtab_expire(t, 20000 + UDP_MS, 2 * N), LIVE);
 	ck_assert_uint_eq(flowtab_count(t), 0);
+	ck_assert_uint_eq(flowtab_used(t), N);      /* not CAP, freed ones included */
 	ck_assert_uint_eq(flowtab_expire(t, 20000 + UDP_MS, 2 * N), 0);
 	flowtab_destroy(t);
 }
