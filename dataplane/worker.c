@@ -16,6 +16,7 @@
 #include <rte_ring_elem.h>
 
 #include "dataplane/core/encap.h"
+#include "dataplane/core/ipfrag.h"
 #include "dataplane/core/packet.h"
 #include "dataplane/core/reply.h"
 #include "dataplane/core/viptab.h"
@@ -29,6 +30,8 @@ const char *const worker_poll_names[WORKER_POLL_MAX] = {
 
 enum {
 	BURST = 32,
+	FRAG_MAX = BURST,           /* fragments of one packet (2 when it came
+				     * within the MTU) */
 	EXPIRE_SWEEP_MS = 1024,     /* the expiry scan visits the used part of */
 	EXPIRE_PER_MS_MIN = 64,     /* the table once per */
 	IDLE_POLLS = 64,            /* empty polls before adaptive sleeping */
@@ -117,6 +120,23 @@ label_hash(const struct flow_key *k)
 	return (uint32_t)(x >> 32);
 }
 
+/* Send n mbufs of bytes bytes in all; what the queue refuses is dropped. */
+static void
+transmit(struct worker *w, struct rte_mbuf **tx, uint32_t n, uint64_t bytes)
+{
+	uint16_t sent;
+
+	if (n == 0)
+		return;
+	sent = rte_eth_tx_burst(w->shared->port.id, w->queue, tx, (uint16_t)n);
+	for (uint32_t i = sent; i < n; i++) {
+		bytes -= rte_pktmbuf_pkt_len(tx[i]);
+		drop(w, tx[i], DP_DROP_TX_FULL);
+	}
+	w->counters.event[DP_EVENT_TX_PACKETS] += sent;
+	w->counters.event[DP_EVENT_TX_BYTES] += bytes;
+}
+
 static void
 send_too_big(struct worker *w, struct burst *b, struct rte_mbuf *m,
 	     const struct pkt_meta *meta, uint16_t overhead)
@@ -145,6 +165,87 @@ send_too_big(struct worker *w, struct burst *b, struct rte_mbuf *m,
 	drop(w, m, DP_DROP_TOO_BIG);
 }
 
+/* Queue m for TX to destination dest. */
+static inline __attribute__((always_inline)) void
+queue_tx(struct worker *w, struct burst *b, struct rte_mbuf *m, uint32_t dest)
+{
+	w->dest_counters[dest][WORKER_DEST_PACKETS]++;
+	w->dest_counters[dest][WORKER_DEST_BYTES] += rte_pktmbuf_pkt_len(m);
+	b->tx_bytes += rte_pktmbuf_pkt_len(m);
+	b->tx[b->n_tx++] = m;
+}
+
+/* m's data starts with hdr_len bytes for d's tunnel header, then an inner
+ * packet of inner_len bytes of packet meta: write the header. */
+static inline __attribute__((always_inline)) void
+tunnel_write(struct rte_mbuf *m, const struct pkt_meta *meta, const struct dp_dest *d,
+	     uint16_t hdr_len, uint16_t inner_len)
+{
+	m->data_len = (uint16_t)(hdr_len + inner_len);
+	m->pkt_len = m->data_len;
+	encap_write(rte_pktmbuf_mtod(m, uint8_t *), &d->tunnel, meta->family, inner_len,
+		    meta->tos, meta->df != 0, 0,
+		    d->tunnel.outer_family == FLOW_FAMILY_IPV6 ? label_hash(&meta->key) : 0);
+}
+
+/*
+ * Packet i is IPv4 without DF and over the MTU once encapsulated: split it
+ * (ipfrag.h) and send every fragment through d's tunnel, the first in the
+ * packet's own buffer (its data start moved as forward() does), the others
+ * in buffers from the pool, as replies are.
+ */
+static __attribute__((noinline)) void
+forward_fragments(struct worker *w, struct burst *b, uint32_t i, const struct dp_dest *d,
+		  uint32_t dest)
+{
+	const struct pkt_meta *meta = &b->meta[i];
+	struct rte_mbuf *m = b->pkts[i], *f[FRAG_MAX];
+	uint16_t overhead = encap_overhead(&d->tunnel);
+	uint16_t hdr_len = (uint16_t)(ENCAP_ETH_LEN + overhead);
+	int off = (int)m->data_off + meta->l2_len - hdr_len;
+	uint8_t *ip = rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l2_len);
+	struct ipfrag_plan plan;
+	unsigned n = ipfrag_plan(&plan, ip, meta->ip_len, (uint16_t)(w->mtu - overhead));
+
+	if (off < 0) {
+		drop(w, m, DP_DROP_NO_HEADROOM);
+		return;
+	}
+	if (n < 2 || n > FRAG_MAX) {
+		drop(w, m, DP_DROP_CANNOT_FRAGMENT);
+		return;
+	}
+	if (rte_pktmbuf_alloc_bulk(w->pool, f + 1, n - 1) != 0) {
+		drop(w, m, DP_DROP_NO_MBUF);
+		return;
+	}
+	for (unsigned k = 1; k < n; k++) {
+		uint16_t room = rte_pktmbuf_tailroom(f[k]);
+		size_t len = room < hdr_len ? 0 :
+			     ipfrag_write(rte_pktmbuf_mtod_offset(f[k], uint8_t *, hdr_len),
+					  room - hdr_len, &plan, ip, k);
+
+		if (len == 0) {         /* not with buffers that hold the MTU */
+			rte_pktmbuf_free_bulk(f + 1, n - 1);
+			drop(w, m, DP_DROP_CANNOT_FRAGMENT);
+			return;
+		}
+		tunnel_write(f[k], meta, d, hdr_len, (uint16_t)len);
+	}
+	ipfrag_first(ip, &plan);
+	m->data_off = (uint16_t)off;
+	tunnel_write(m, meta, d, hdr_len, ipfrag_len(&plan, 0));
+	f[0] = m;
+	if (b->n_tx + n > RTE_DIM(b->tx)) {     /* make room: send what is queued */
+		transmit(w, b->tx, b->n_tx, b->tx_bytes);
+		b->n_tx = 0;
+		b->tx_bytes = 0;
+	}
+	for (unsigned k = 0; k < n; k++)
+		queue_tx(w, b, f[k], dest);
+	w->counters.event[DP_EVENT_FRAGMENTED]++;
+}
+
 /* Encapsulate packet i for destination dest and queue it for TX. Inlined
  * into the fast path: the call cost a tenth of it. */
 static inline __attribute__((always_inline)) void
@@ -155,7 +256,6 @@ forward(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i
 	const struct pkt_meta *meta = &b->meta[i];
 	struct rte_mbuf *m = b->pkts[i];
 	uint16_t overhead = encap_overhead(&d->tunnel);
-	uint8_t *hdr;
 
 	if (!d->resolved) {
 		drop(w, m, DP_DROP_NO_NEIGHBOUR);
@@ -168,7 +268,7 @@ forward(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i
 			if (meta->df)
 				send_too_big(w, b, m, meta, overhead);
 			else
-				drop(w, m, DP_DROP_FRAG_NO_DF_TOO_BIG);
+				forward_fragments(w, b, i, d, dest);
 			return;
 		}
 		/* One move of the data start replaces the client's Ethernet header
@@ -181,17 +281,9 @@ forward(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i
 			return;
 		}
 		m->data_off = (uint16_t)off;
-		m->data_len = (uint16_t)(hdr_len + meta->ip_len);
-		m->pkt_len = m->data_len;
-		hdr = rte_pktmbuf_mtod(m, uint8_t *);
-		encap_write(hdr, &d->tunnel, meta->family, meta->ip_len, meta->tos,
-			    meta->df != 0, 0,
-			    d->tunnel.outer_family == FLOW_FAMILY_IPV6 ? label_hash(&meta->key) : 0);
+		tunnel_write(m, meta, d, hdr_len, meta->ip_len);
 	}
-	w->dest_counters[dest][WORKER_DEST_PACKETS]++;
-	w->dest_counters[dest][WORKER_DEST_BYTES] += rte_pktmbuf_pkt_len(m);
-	b->tx_bytes += rte_pktmbuf_pkt_len(m);
-	b->tx[b->n_tx++] = m;
+	queue_tx(w, b, m, dest);
 }
 
 /* A packet of a flow this worker carries (entry e, live, dest usable). */
@@ -395,23 +487,6 @@ match_vips(struct worker *w, struct burst *b, const struct dp_state *st,
 		idx[kept++] = i;
 	}
 	return kept;
-}
-
-/* Send n mbufs of bytes bytes in all; what the queue refuses is dropped. */
-static void
-transmit(struct worker *w, struct rte_mbuf **tx, uint32_t n, uint64_t bytes)
-{
-	uint16_t sent;
-
-	if (n == 0)
-		return;
-	sent = rte_eth_tx_burst(w->shared->port.id, w->queue, tx, (uint16_t)n);
-	for (uint32_t i = sent; i < n; i++) {
-		bytes -= rte_pktmbuf_pkt_len(tx[i]);
-		drop(w, tx[i], DP_DROP_TX_FULL);
-	}
-	w->counters.event[DP_EVENT_TX_PACKETS] += sent;
-	w->counters.event[DP_EVENT_TX_BYTES] += bytes;
 }
 
 /* Fragments and ICMP errors forwarded, for the counters. */

@@ -34,9 +34,9 @@
 	X(TOO_BIG, "encapsulated packet over the port MTU")		\
 	X(NO_HEADROOM, "no room to prepend the tunnel header")		\
 	X(TX_FULL, "transmit queue full")				\
-	X(NO_MBUF, "no packet buffer for a reply")			\
+	X(NO_MBUF, "no packet buffer for a reply or a fragment")	\
 	X(SLOW_PATH_FULL, "ARP/ND queue to the control thread full")	\
-	X(FRAG_NO_DF_TOO_BIG, "IPv4 without DF over the MTU once encapsulated")
+	X(CANNOT_FRAGMENT, "IPv4 without DF over the MTU once encapsulated, not splittable")
 
 enum dp_drop {
 #define DP_DROP_ENUM(name, desc) DP_DROP_##name,
@@ -59,6 +59,7 @@ enum dp_drop {
 	X(FRAGMENTS, "IP fragments forwarded on their 3-tuple")		\
 	X(ICMP_ERRORS, "ICMP errors forwarded to a flow's backend")	\
 	X(TOO_BIG_SENT, "fragmentation-needed / packet-too-big replies sent") \
+	X(FRAGMENTED, "IPv4 packets without DF split to fit the MTU once encapsulated") \
 	X(EXPORT_DROPPED, "flow events lost to a full export ring")	\
 	X(FLOWS_EXPIRED, "flow entries expired")
 

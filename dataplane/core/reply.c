@@ -39,37 +39,16 @@ static const uint8_t reply_zero_mac[6];
 static const uint8_t reply_all_nodes[16] = { 0xff, 0x02, [15] = 0x01 };
 static const uint8_t reply_all_nodes_mac[6] = { 0x33, 0x33, 0, 0, 0, 0x01 };
 
-/* Add the 16-bit big-endian words of p[0..len) to sum (odd tail padded with 0). */
-static uint32_t
-reply_sum(uint32_t sum, const uint8_t *p, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	if (i < len)
-		sum += (uint32_t)p[i] << 8;
-	return sum;
-}
-
-static uint16_t
-reply_fold(uint32_t sum)
-{
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
 /* The ICMPv6 checksum of icmp[0..len) between src and dst (RFC 8200 8.1). */
 static uint16_t
 reply_icmp6_csum(const uint8_t *src, const uint8_t *dst, const uint8_t *icmp,
 		 uint32_t len)
 {
-	uint32_t sum = reply_sum(0, src, 16);
+	uint32_t sum = csum_add(0, src, 16);
 
-	sum = reply_sum(sum, dst, 16);
+	sum = csum_add(sum, dst, 16);
 	sum += (len >> 16) + (len & 0xffff) + REPLY_PROTO_ICMPV6;
-	return reply_fold(reply_sum(sum, icmp, len));
+	return csum_fold(csum_add(sum, icmp, len));
 }
 
 /* The L2 header length of an Ethernet frame: 14, 18 with one 802.1Q tag, 0 if too short. */
@@ -176,13 +155,13 @@ reply_too_big4(uint8_t *ip, const uint8_t *orig, uint32_t body, uint16_t mtu)
 	be16_put(ip + 10, 0);
 	memcpy(ip + 12, orig + 16, 4);         /* the VIP */
 	memcpy(ip + 16, orig + 12, 4);         /* the client */
-	be16_put(ip + 10, reply_fold(reply_sum(0, ip, REPLY_IP4_LEN)));
+	be16_put(ip + 10, csum_fold(csum_add(0, ip, REPLY_IP4_LEN)));
 
 	icmp[0] = REPLY_ICMP4_UNREACH;
 	icmp[1] = REPLY_ICMP4_FRAG_NEEDED;
 	be32_put(icmp + 2, 0);
 	be16_put(icmp + 6, mtu);
-	be16_put(icmp + 2, reply_fold(reply_sum(0, icmp, REPLY_ICMP_LEN + body)));
+	be16_put(icmp + 2, csum_fold(csum_add(0, icmp, REPLY_ICMP_LEN + body)));
 }
 
 /* The IPv6 reply at ip, as reply_too_big4(); the body is at ip + 48. */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check_pcap: maglb-dataplane between two pcaps, through DPDK's net_pcap
-# (rx_pcap in, tx_pcap out): fragments, ICMP errors, too-big replies and
-# malformed frames (tests/tools/pcapgen.c says frame by frame).
+# (rx_pcap in, tx_pcap out): fragments, ICMP errors, too-big replies, IPv4
+# fragmentation and malformed frames (tests/tools/pcapgen.c says frame by
+# frame).
 #
 #   check_pcap.sh [SCENARIO...]    default: frags4 frags6 icmp toobig malformed
 #
@@ -9,9 +10,10 @@
 # dataplane starts (no hugepages, its own EAL file prefix and IPC service)
 # with the port "net_pcap0,rx_pcap=IN,tx_pcap=OUT" and static gateway MACs
 # (no ARP/ND in a pcap run); once maglbctl shows every input frame received
-# and accounted for (sent, or counted under one drop reason), the counters
-# must equal the expected ones exactly: every drop reason, RX, TX, too-big
-# replies, new flows, fragments, ICMP errors; SIGTERM must stop it with
+# and accounted for (sent, K times when fragmented, or counted under one
+# drop reason), the counters must equal the expected ones exactly: every
+# drop reason, RX, TX, too-big replies, new flows, fragments, packets
+# fragmented, ICMP errors; SIGTERM must stop it with
 # status 0; pcapcheck then checks the output pcap against the input.
 #
 # Needs jq and the binaries: MAGLB_BUILD (default build/ of this checkout)
@@ -70,7 +72,8 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # write_config DIR IN OUT: the config of every scenario; its VIPs are
-# pcapgen's vip_plan (pcapcheck fails on any disagreement).
+# pcapgen's vip_plan (pcapcheck fails on any disagreement), its MTU
+# pcapgen's PORT_MTU (the "mtu" line pcapcheck sizes fragments by).
 write_config() {
 	cat >"$1/maglb.conf" <<CONF
 cluster = { hash_seed = "00112233445566778899aabbccddeeff"; };
@@ -158,7 +161,8 @@ read_counters() {
 }
 
 # Every input frame received, and each either sent or dropped for one reason
-# (a too-big reply is both a TOO_BIG drop and a sent frame).
+# (a too-big reply is both a TOO_BIG drop and a sent frame; a packet split in
+# K fragments is K sent frames: n_extra counts the K - 1).
 accounted() {
 	local drops=0 d
 	read_counters || return 1
@@ -166,7 +170,7 @@ accounted() {
 	for d in "${DROPS[@]}"; do
 		drops=$((drops + ${C[$d]:-0}))
 	done
-	[ $((C[TX_PACKETS] - C[TOO_BIG_SENT] + drops)) -eq "$n_in" ]
+	[ $((C[TX_PACKETS] - C[TOO_BIG_SENT] + drops)) -eq $((n_in + n_extra)) ]
 }
 
 # The expected counters E of the expectations file $1.
@@ -177,7 +181,8 @@ expected_counters() {
 		E[$d]=0
 	done
 	E[RX_PACKETS]=$n_in
-	E[TX_PACKETS]=$(awk '$1 == "pkt" && ($3 == "fwd" || $3 == "reply")' "$1" | wc -l)
+	E[TX_PACKETS]=$(awk '$1 == "pkt" && ($3 == "fwd" || $3 == "reply") { n++ }
+		$1 == "pkt" && $3 == "frag" { n += $4 } END { print n + 0 }' "$1")
 	E[UNTRACKED]=0
 	E[EXPORT_DROPPED]=0
 	while read -r d; do
@@ -233,7 +238,8 @@ scenario() {
 	service="mlbpcap-$$-$name"
 	"$LBTOOLS/pcapgen" "$name" "$dir/in.pcap" >"$dir/expect" || return 1
 	n_in=$(awk '$1 == "pkt"' "$dir/expect" | wc -l)
-	n_fwd=$(awk '$1 == "pkt" && $3 == "fwd"' "$dir/expect" | wc -l)
+	n_fwd=$(awk '$1 == "pkt" && ($3 == "fwd" || $3 == "frag")' "$dir/expect" | wc -l)
+	n_extra=$(awk '$1 == "pkt" && $3 == "frag" { n += $4 - 1 } END { print n + 0 }' "$dir/expect")
 	write_config "$dir" "$dir/in.pcap" "$dir/out.pcap"
 	"$DATAPLANE" --no-huge --no-shconf -m 256 --no-pci -l 0,1 \
 		--file-prefix "mlbpcap-$$-$name" --log-level=lib.eal:warning -- \

@@ -4,7 +4,9 @@
 # no GRE/IPIP module) and reply straight to the client (DSR). Every outer and
 # inner family: 4in4, 6in6, 4in6, 6in4, over GRE and IP-in-IP. Then the path
 # MTU both ways: with a 1500-byte LB->backend segment the dataplane's
-# too-big replies lower the client's path MTU; with 1600 nothing needs to.
+# too-big replies lower the client's path MTU, and UDP datagrams without DF
+# are split by the dataplane and reassembled by the backends; with 1600
+# nothing needs to.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/e2e/lib.sh
@@ -14,7 +16,7 @@ P=e2etun-
 dir=$(mktemp -d)
 trap 'dp_stop "$P"; topo_teardown "$P"; rm -rf "$dir"' EXIT
 
-# name vip-address encap backend-family
+# name vip-address encap backend-family [protocol, default tcp]
 VIPS=(
 	"gre44 198.18.1.1 gre 4"
 	"gre66 2001:db8:1::1 gre 6"
@@ -22,10 +24,11 @@ VIPS=(
 	"ipip66 2001:db8:1::2 ipip 6"
 	"ipip46 198.18.1.3 ipip 6"
 	"gre64 2001:db8:1::3 gre 4"
+	"gre44u 198.18.1.4 gre 4 udp"
 )
 
 write_config() {
-	local v name addr encap fam n bk
+	local v name addr encap fam proto n bk
 	{
 		cat <<CONF
 cluster = { hash_seed = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"; };
@@ -36,13 +39,13 @@ flows = { capacity = 65536; shared_capacity = 65536; };
 vips = (
 CONF
 		for v in "${VIPS[@]}"; do
-			read -r name addr encap fam <<<"$v"
+			read -r name addr encap fam proto <<<"$v"
 			bk=""
 			for n in 1 2 3; do
 				bk+="{ address = \"$(topo_backend_addr"$fam" tunnel "$n")\"; },"
 			done
-			printf '  { name = "%s"; address = "%s"; port = %s; protocol = "tcp"; encap = "%s";\n    backends = ( %s ); },\n' \
-				"$name" "$addr" "$TOPO_PORT" "$encap" "${bk%,}"
+			printf '  { name = "%s"; address = "%s"; port = %s; protocol = "%s"; encap = "%s";\n    backends = ( %s ); },\n' \
+				"$name" "$addr" "$TOPO_PORT" "${proto:-tcp}" "$encap" "${bk%,}"
 		done
 	} | sed '$ s/,$//' >"$dir/maglb.conf"
 	echo ");" >>"$dir/maglb.conf"
@@ -73,7 +76,8 @@ client() {   # name addr [lbclient args]
 
 setup 1500 || exit 1
 for v in "${VIPS[@]}"; do
-	read -r name addr encap fam <<<"$v"
+	read -r name addr encap fam proto <<<"$v"
+	[ -z "$proto" ] || continue
 	client "$name" "$addr" --conns 30 --rounds 3
 	check "$name ($encap, VIP $addr, IPv$fam backends): 30 TCP connections, one backend each, all three used" \
 		clients_ok "$dir/$name.json" 2
@@ -88,6 +92,14 @@ check "GRE over IPv6, MTU 1500: 4000-byte requests get through (PMTU lowered)" \
 	clients_ok "$dir/big6.json"
 check "the dataplane sent too-big replies (TOO_BIG_SENT > 0)" \
 	test "$(dp_counter "$P" total TOO_BIG_SENT)" -gt 0
+# 1472 bytes of UDP: a 1500-byte packet, 1524 once in GRE over IPv4.
+too_big=$(dp_counter "$P" total TOO_BIG_SENT)
+client nodf4 198.18.1.4 --udp --no-df --conns 10 --rounds 3 --line-bytes 1472
+check "GRE over IPv4, MTU 1500: 1500-byte UDP datagrams without DF arrive whole" \
+	clients_ok "$dir/nodf4.json"
+check "the dataplane split them (FRAGMENTED >= 30), no too-big reply about them" \
+	test "$(dp_counter "$P" total FRAGMENTED)" -ge 30 -a \
+	"$(dp_counter "$P" total TOO_BIG_SENT)" -eq "$too_big"
 
 # Segment 1600: room for the tunnel header, no too-big reply needed.
 setup 1600 || exit 1

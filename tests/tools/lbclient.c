@@ -2,8 +2,8 @@
  * lbclient: the client of the end-to-end tests.
  *
  *   lbclient --connect ADDR PORT --conns N [--rounds R] [--interval-ms T]
- *            [--udp] [--line-bytes B] [--first-line-bytes B1] [--hold-file F]
- *            [--held-file G] [--timeout-s S] [--json]
+ *            [--udp [--no-df]] [--line-bytes B] [--first-line-bytes B1]
+ *            [--hold-file F] [--held-file G] [--timeout-s S] [--json]
  *
  * Opens N connections at once (epoll, non-blocking) and sends R lines on each,
  * T ms apart. A backend (lbserver) answers line L with "NAME L": every reply
@@ -16,7 +16,9 @@
  * test can hold connections after small replies and get large ones later.
  * With --udp each connection is a connected UDP socket sending one datagram
  * per round (no newline); a lost datagram is sent again every 250 ms, 8 times
- * at most, and late duplicates of earlier rounds are ignored.
+ * at most, and late duplicates of earlier rounds are ignored. --no-df sends
+ * IPv4 datagrams without DF, never fragmented here (IP_PMTUDISC_DONT): a
+ * router on the way splits the ones over its MTU.
  *
  * --hold-file F: after its first round a connection waits (open, idle) until
  * F exists, then goes on; the wait is event-driven (inotify on F's folder).
@@ -39,6 +41,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <netinet/in.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -121,6 +124,7 @@ struct options {
 	unsigned first_line_bytes;      /* UINT_MAX: as line_bytes */
 	unsigned timeout_s;
 	bool udp;
+	bool no_df;
 	bool json;
 	const char *hold_file;
 	const char *held_file;
@@ -157,7 +161,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: lbclient --connect ADDR PORT --conns N [--rounds R]\n"
-	        "                [--interval-ms T] [--udp] [--line-bytes B]\n"
+	        "                [--interval-ms T] [--udp [--no-df]] [--line-bytes B]\n"
 	        "                [--first-line-bytes B1] [--hold-file F] [--held-file G]\n"
 	        "                [--timeout-s S] [--json]\n");
 }
@@ -199,6 +203,7 @@ static int options_parse(int argc, char **argv, struct options *opts)
 		{"first-line-bytes", required_argument, NULL, 'f'},
 		{"timeout-s", required_argument, NULL, 't'},
 		{"udp", no_argument, NULL, 'u'},
+		{"no-df", no_argument, NULL, 'F'},
 		{"json", no_argument, NULL, 'j'},
 		{"hold-file", required_argument, NULL, 'H'},
 		{"held-file", required_argument, NULL, 'D'},
@@ -220,6 +225,7 @@ static int options_parse(int argc, char **argv, struct options *opts)
 		                               &opts->first_line_bytes); break;
 		case 't': err = parse_unsigned(optarg, 1, 86400, &opts->timeout_s); break;
 		case 'u': opts->udp = true; break;
+		case 'F': opts->no_df = true; break;
 		case 'j': opts->json = true; break;
 		case 'H': opts->hold_file = optarg; break;
 		case 'D': opts->held_file = optarg; break;
@@ -227,7 +233,8 @@ static int options_parse(int argc, char **argv, struct options *opts)
 		default: err = -EINVAL; break;
 		}
 	}
-	if (err == 0 && (optind != argc || opts->conns == 0 || opts->addr_len == 0))
+	if (err == 0 && (optind != argc || opts->conns == 0 || opts->addr_len == 0 ||
+			 (opts->no_df && (!opts->udp || opts->addr.ss_family != AF_INET))))
 		err = -EINVAL;
 	return err;
 }
@@ -501,6 +508,10 @@ static int conn_open(struct client *client, struct conn *conn)
 	conn->fd = socket(opts->addr.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (conn->request == NULL || (!opts->udp && conn->reply == NULL) || conn->fd < 0)
 		return -ENOMEM;
+	if (opts->no_df &&
+	    setsockopt(conn->fd, IPPROTO_IP, IP_MTU_DISCOVER, &(int){IP_PMTUDISC_DONT},
+		       sizeof(int)) < 0)
+		return -errno;
 	conn_make_line(client, conn);
 	conn->state = CONN_CONNECTING;
 	client->active++;

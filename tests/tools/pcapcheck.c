@@ -11,6 +11,10 @@
  *     VIP of the input packet it carries, byte for byte, through the
  *     gateway MAC: outer checksum, lengths, TTL 64, DF and TOS / traffic
  *     class copied, ID 0, a flow label, GRE without flags;
+ *   - a GRE packet as above carrying one fragment of an input packet whose
+ *     fate is "frag K" (IPv4 without DF, over the MTU once in its tunnel),
+ *     matched to it by source, destination, protocol and ID (and, among
+ *     pieces of one datagram, by offset);
  *   - an input frame with only its MACs rewritten to a backend of its
  *     (l2) VIP;
  *   - an ICMPv4 fragmentation-needed / ICMPv6 packet-too-big reply from
@@ -18,7 +22,21 @@
  *     with the expected MTU, valid checksums, back to the router's MAC,
  *     quoting the packet's start (up to 576 / 1280 bytes of reply).
  * Every "fwd" input comes out exactly once, every "reply" input is answered
- * exactly once and not forwarded, nothing else comes out. Packets of one
+ * exactly once and not forwarded, every "frag K" input comes out as exactly
+ * K fragments (RFC 791) in consecutive output frames, first piece first,
+ * all to one backend, each in a tunnel packet within the port MTU ("mtu"
+ * line) and, as an inner packet:
+ *   - version, TOS, ID, TTL, protocol, addresses of the original; DF and
+ *     the reserved flag clear; total length and header checksum right;
+ *   - offset the original's plus the payload before it / 8; MF on all but
+ *     the last, which keeps the original's;
+ *   - the first keeps every option of the original, byte for byte; the
+ *     later ones the copied options (type bit 0x80) only, zero-padded to
+ *     4 bytes;
+ *   - all but the last carry a multiple of 8 payload bytes, as many as fit
+ *     (MTU - tunnel overhead - header), and the payloads in order are the
+ *     original's payload exactly (the L4 header and checksum untouched).
+ * Nothing else comes out. Packets of one
  * flow key (the dataplane's: the 5-tuple, the 3-tuple for fragments, the
  * quoted flow for an ICMP error) come out in their input order and go to
  * one backend, and so do all packets of one client to a VIP that hashes
@@ -29,7 +47,7 @@
  *            about an unseen flow: where that flow's later SYN, a Maglev
  *            pick, went), and every forwarded error has such packets;
  *   toobig   replies as above; the small and exactly-fitting packets
- *            forwarded;
+ *            forwarded; IPv4 without DF over the MTU fragmented;
  *   malformed  only the good packet came out.
  * Each VIP with 4 groups or more must use 2 backends or more (the flow
  * keys really vary).
@@ -63,6 +81,8 @@ enum {
 	REPLY4_MAX = 576,           /* RFC 1812: an ICMPv4 error's IP length */
 	REPLY6_MAX = 1280,          /* RFC 4443 */
 	FRAMES_MAX = 4096,
+	PIECES_MAX = 16,            /* fragments of one "frag" input */
+	IP4_OPT_MAX = 40,
 	VIPS_MAX = 64,
 	BACKENDS_MAX = 16,
 	NAME_MAX_LEN = 32,
@@ -100,6 +120,7 @@ enum fate {
 	FATE_FWD,
 	FATE_REPLY,
 	FATE_DROP,
+	FATE_FRAG,
 };
 
 struct frame {
@@ -127,17 +148,21 @@ struct input {
 	enum fate fate;
 	char reason[NAME_MAX_LEN];  /* drop counter */
 	unsigned mtu;               /* reply */
+	unsigned n_frags;           /* frag: the fragments expected */
 	char desc[TEXT_MAX];
 	struct pkt p;
 	int out;                    /* output frame that carries it, -1 */
 	int reply;                  /* output frame that answers it, -1 */
 	char backend[KEY_MAX];      /* "gre ADDR" / "l2 MAC" */
+	int pieces[PIECES_MAX];     /* frag: output frames of its fragments */
+	unsigned n_pieces;          /* frag: fragments seen (may pass PIECES_MAX) */
 };
 
 struct check {
 	char scenario[NAME_MAX_LEN];
 	uint8_t port_mac[6], router_mac[6], gateway_mac[6];
 	struct addr node4, node6;
+	unsigned mtu;               /* the port's; 0: no "mtu" line */
 	struct vip vips[VIPS_MAX];
 	unsigned n_vips;
 	struct input in[FRAMES_MAX];
@@ -145,7 +170,7 @@ struct check {
 	struct frame out[FRAMES_MAX];
 	unsigned n_out;
 	unsigned errors;
-	unsigned gre, l2, replies;
+	unsigned gre, l2, replies, pieces;
 };
 
 static void
@@ -283,6 +308,9 @@ parse_pkt(struct check *c, char *line, const char *desc, unsigned lineno)
 	} else if (strcmp(fate, "drop") == 0 && arg[0] != '\0') {
 		in->fate = FATE_DROP;
 		snprintf(in->reason, sizeof(in->reason), "%s", arg);
+	} else if (strcmp(fate, "frag") == 0 && sscanf(arg, "%u", &in->n_frags) == 1 &&
+		   in->n_frags >= 2 && in->n_frags <= PIECES_MAX) {
+		in->fate = FATE_FRAG;
 	} else {
 		die("expect:%u: bad fate '%s'", lineno, fate);
 	}
@@ -311,6 +339,9 @@ parse_line(struct check *c, char *line, unsigned lineno)
 		if (sscanf(line + 5, "%63s %63s", a, b) != 2 || !addr_parse(a, &c->node4) ||
 		    !addr_parse(b, &c->node6))
 			die("expect:%u: bad node line", lineno);
+	} else if (strncmp(line, "mtu ", 4) == 0) {
+		if (sscanf(line + 4, "%u", &c->mtu) != 1 || c->mtu < 68 || c->mtu > 65535)
+			die("expect:%u: bad mtu line", lineno);
 	} else if (strncmp(line, "vip ", 4) == 0) {
 		parse_vip(c, line + 4, lineno);
 	} else if (strncmp(line, "pkt ", 4) == 0) {
@@ -530,6 +561,9 @@ parse_inputs(struct check *c)
 		if (in->p.vip == NULL)
 			die("input frame %u (%s): not a well-formed packet to a VIP, yet "
 			    "expected to pass", i + 1, in->desc);
+		if (in->fate == FATE_FRAG && (in->p.family != AF_INET || in->p.df || c->mtu == 0))
+			die("input frame %u (%s): expected fragmented, yet not IPv4 without DF "
+			    "or no mtu line", i + 1, in->desc);
 		for (unsigned j = 0; j < i; j++)
 			if (c->in[j].fate != FATE_DROP && c->in[j].f.len == in->f.len &&
 			    memcmp(c->in[j].f.b, in->f.b, in->f.len) == 0)
@@ -550,6 +584,57 @@ find_forwarded(const struct check *c, const uint8_t *ip, uint32_t len)
 			return (int)i;
 	}
 	return -1;
+}
+
+/*
+ * The "frag" input that the inner IPv4 packet ip[0..len) is a fragment of:
+ * same source, destination, protocol and ID; among pieces of one datagram,
+ * the input whose payload holds the fragment's offset. -1: none.
+ */
+static int
+find_fragmented(const struct check *c, const uint8_t *ip, uint32_t len)
+{
+	uint32_t off;
+	int first = -1;
+
+	if (len < IP4_LEN || ip[0] >> 4 != 4)
+		return -1;
+	off = (get16(ip + 6) & 0x1fffu) * 8u;
+	for (unsigned i = 0; i < c->n_in; i++) {
+		const struct input *in = &c->in[i];
+		const uint8_t *o = in->p.ip;
+		uint32_t start;
+
+		if (in->fate != FATE_FRAG || memcmp(o + 12, ip + 12, 8) != 0 || o[9] != ip[9] ||
+		    get16(o + 4) != get16(ip + 4))
+			continue;
+		start = (get16(o + 6) & 0x1fffu) * 8u;
+		if (off >= start && off < start + in->p.ip_len - (o[0] & 0xfu) * 4u)
+			return (int)i;
+		if (first < 0)
+			first = (int)i;
+	}
+	return first;
+}
+
+/* Record that output frame k carries a fragment of input i to backend. */
+static void
+piece(struct check *c, unsigned k, int i, const char *backend)
+{
+	struct input *in = &c->in[i];
+
+	c->pieces++;
+	if (in->n_pieces < PIECES_MAX)
+		in->pieces[in->n_pieces] = (int)k;
+	in->n_pieces++;
+	if (in->out < 0) {
+		in->out = (int)k;
+		snprintf(in->backend, sizeof(in->backend), "%s", backend);
+	} else if (strcmp(in->backend, backend) != 0) {
+		fail(c, "input %d (%s): the fragment in output frame %u went to %s, the one "
+		     "in output frame %d to %s", i + 1, in->desc, k + 1, backend, in->out + 1,
+		     in->backend);
+	}
 }
 
 /* Record that output frame k carries input i to backend. */
@@ -639,6 +724,7 @@ output_gre(struct check *c, unsigned k, int fam, const uint8_t *ip, uint32_t ava
 	struct addr dst = addr_at(fam, ip + (fam == AF_INET ? 16 : 24));
 	char backend[KEY_MAX], a[INET6_ADDRSTRLEN];
 	const struct input *in;
+	bool outer_ok;
 	int i;
 
 	if (total != avail || total < hlen + GRE_LEN + IP4_LEN) {
@@ -647,9 +733,11 @@ output_gre(struct check *c, unsigned k, int fam, const uint8_t *ip, uint32_t ava
 		return;
 	}
 	i = find_forwarded(c, inner, total - hlen - GRE_LEN);
+	if (i < 0)
+		i = find_fragmented(c, inner, total - hlen - GRE_LEN);
 	if (i < 0) {
-		fail(c, "output frame %u: GRE to %s carries no input packet expected forwarded",
-		     k + 1, addr_str(&dst, a, sizeof(a)));
+		fail(c, "output frame %u: GRE to %s carries no input packet expected forwarded "
+		     "or fragmented", k + 1, addr_str(&dst, a, sizeof(a)));
 		return;
 	}
 	in = &c->in[i];
@@ -658,8 +746,13 @@ output_gre(struct check *c, unsigned k, int fam, const uint8_t *ip, uint32_t ava
 		fail(c, "output frame %u: GRE not from the port's MAC to the gateway's", k + 1);
 	if (get16(gre) != 0 || get16(gre + 2) != (in->p.family == AF_INET ? 0x0800 : 0x86dd))
 		fail(c, "output frame %u: GRE header %08x wrong", k + 1, get32(gre));
-	if (fam == AF_INET ? !check_outer4(c, k, ip, total, &in->p)
-			   : !check_outer6(c, k, ip, total, &in->p))
+	if (c->mtu != 0 && total > c->mtu)
+		fail(c, "output frame %u: %u bytes of IP over the port MTU %u", k + 1, total,
+		     c->mtu);
+	outer_ok = fam == AF_INET ? check_outer4(c, k, ip, total, &in->p)
+				  : check_outer6(c, k, ip, total, &in->p);
+	/* a fragment still counts: its number and bytes are checked apart */
+	if (!outer_ok && in->fate != FATE_FRAG)
 		return;
 	if (in->p.vip->l2)
 		fail(c, "input %d (%s) to l2 VIP %s came out in GRE", i + 1, in->desc,
@@ -668,7 +761,10 @@ output_gre(struct check *c, unsigned k, int fam, const uint8_t *ip, uint32_t ava
 		fail(c, "input %d (%s) went to %s, no backend of VIP %s", i + 1, in->desc,
 		     addr_str(&dst, a, sizeof(a)), in->p.vip->name);
 	snprintf(backend, sizeof(backend), "gre %s", addr_str(&dst, a, sizeof(a)));
-	carried(c, k, i, backend);
+	if (in->fate == FATE_FRAG)
+		piece(c, k, i, backend);
+	else
+		carried(c, k, i, backend);
 }
 
 /* Output frame k is the input frame i with new MACs (L2 direct routing)? */
@@ -855,6 +951,168 @@ check_fates(struct check *c)
 	}
 }
 
+/* ---------------------------------------------------------- fragments */
+
+/* The inner packet of GRE output frame k, its length and the tunnel's overhead. */
+static const uint8_t *
+gre_inner(const struct check *c, unsigned k, uint32_t *len, uint32_t *overhead)
+{
+	const uint8_t *ip = c->out[k].b + ETH_LEN;
+	bool v4 = get16(c->out[k].b + 12) == ETHERTYPE_IPV4;
+	uint32_t total = v4 ? get16(ip + 2) : IP6_LEN + (uint32_t)get16(ip + 4);
+
+	*overhead = (v4 ? IP4_LEN : IP6_LEN) + GRE_LEN;
+	*len = total - *overhead;
+	return ip + *overhead;
+}
+
+/*
+ * The options of a later fragment from the original's opt[0..len): the
+ * copied ones (type bit 0x80; never NOP or EOL), zero-padded to 4 bytes.
+ * Their length in out, or -1 if the original's are malformed.
+ */
+static int
+options_copied(const uint8_t *opt, uint32_t len, uint8_t *out)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < len && opt[i] != 0;) {
+		if (opt[i] == 1) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= len || opt[i + 1] < 2 || i + opt[i + 1] > len)
+			return -1;
+		if (opt[i] & 0x80) {
+			memcpy(out + n, opt + i, opt[i + 1]);
+			n += opt[i + 1];
+		}
+		i += opt[i + 1];
+	}
+	while (n % 4 != 0)
+		out[n++] = 0;
+	return (int)n;
+}
+
+/* Fragment j's options: all the original's on the first, else the copied. */
+static void
+check_piece_options(struct check *c, const char *at, const uint8_t *ip, uint32_t hl,
+		    const uint8_t *o, unsigned j)
+{
+	uint32_t ohl = (o[0] & 0xfu) * 4u;
+	uint8_t want[IP4_OPT_MAX];
+	int n;
+
+	if (j == 0) {
+		n = (int)(ohl - IP4_LEN);
+		memcpy(want, o + IP4_LEN, (size_t)n);
+	} else if ((n = options_copied(o + IP4_LEN, ohl - IP4_LEN, want)) < 0) {
+		fail(c, "%s: the original's options are malformed (pcapgen)", at);
+		return;
+	}
+	if (hl - IP4_LEN != (uint32_t)n || memcmp(ip + IP4_LEN, want, (size_t)n) != 0)
+		fail(c, "%s: %u bytes of options, expected %d: %s", at, hl - IP4_LEN, n,
+		     j == 0 ? "all the original's" :
+		     "its copied ones only, zero-padded to 4 bytes");
+}
+
+/*
+ * Fragment j (of n seen) of "frag" input i, after *pos bytes of the
+ * original's payload: RFC 791's rules, and its payload the original's.
+ */
+static void
+check_piece(struct check *c, unsigned i, unsigned j, unsigned n, uint32_t *pos)
+{
+	static const struct {
+		uint8_t at, len;
+		const char *name;
+	} same[] = {
+		{ 1, 1, "TOS" }, { 4, 2, "ID" }, { 8, 1, "TTL" }, { 9, 1, "protocol" },
+		{ 12, 4, "source" }, { 16, 4, "destination" },
+	};
+	const struct input *in = &c->in[i];
+	unsigned k = (unsigned)in->pieces[j];
+	const uint8_t *o = in->p.ip, *ip;
+	uint32_t ohl = (o[0] & 0xfu) * 4u, oplen = in->p.ip_len - ohl;
+	uint32_t want_off = (get16(o + 6) & 0x1fffu) + *pos / 8;
+	bool last = j + 1 == n, want_mf = !last || (o[6] & 0x20) != 0;
+	uint32_t len, overhead, hl, plen, fit;
+	char at[96];
+
+	ip = gre_inner(c, k, &len, &overhead);
+	snprintf(at, sizeof(at), "input %u, fragment %u/%u (output frame %u)", i + 1, j + 1,
+		 n, k + 1);
+	hl = (ip[0] & 0xfu) * 4u;
+	if (ip[0] >> 4 != 4 || hl < IP4_LEN || hl > len) {
+		fail(c, "%s: not an IPv4 packet", at);
+		return;
+	}
+	plen = len - hl;
+	if (get16(ip + 2) != len)
+		fail(c, "%s: total length %u, the tunnel carries %u bytes", at, get16(ip + 2), len);
+	if (!csum_ok(sum16(0, ip, hl)))
+		fail(c, "%s: header checksum wrong", at);
+	for (size_t f = 0; f < sizeof(same) / sizeof(same[0]); f++)
+		if (memcmp(ip + same[f].at, o + same[f].at, same[f].len) != 0)
+			fail(c, "%s: %s not the original's", at, same[f].name);
+	if ((ip[6] & 0xc0) != 0)
+		fail(c, "%s: DF or the reserved flag set", at);
+	if ((get16(ip + 6) & 0x1fffu) != want_off)
+		fail(c, "%s: offset %u (x 8 bytes), expected %u", at, get16(ip + 6) & 0x1fffu,
+		     want_off);
+	if (((ip[6] & 0x20) != 0) != want_mf)
+		fail(c, "%s: MF %s, expected %s", at, want_mf ? "clear" : "set",
+		     want_mf ? "set" : "clear (the original's)");
+	check_piece_options(c, at, ip, hl, o, j);
+	/* as many as fit: all but the last are full */
+	fit = c->mtu > overhead + hl ? (c->mtu - overhead - hl) / 8 * 8 : 0;
+	if (!last && plen % 8 != 0)
+		fail(c, "%s: %u payload bytes, not a multiple of 8", at, plen);
+	else if (!last && plen != fit)
+		fail(c, "%s: %u payload bytes, %u fit (MTU %u - %u of tunnel - %u of header, "
+		     "a multiple of 8)", at, plen, fit, c->mtu, overhead, hl);
+	if (*pos + plen > oplen)
+		fail(c, "%s: payload bytes %u..%u past the original's %u", at, *pos,
+		     *pos + plen, oplen);
+	else if (memcmp(ip + hl, o + ohl + *pos, plen) != 0)
+		fail(c, "%s: payload differs from the original's bytes %u..%u", at, *pos,
+		     *pos + plen);
+	*pos += plen;
+}
+
+/*
+ * Every "frag" input: K fragments, consecutive in the output, each right,
+ * their payloads the original's whole.
+ */
+static void
+check_fragments(struct check *c)
+{
+	for (unsigned i = 0; i < c->n_in; i++) {
+		const struct input *in = &c->in[i];
+		unsigned n = in->n_pieces < PIECES_MAX ? in->n_pieces : PIECES_MAX;
+		uint32_t pos = 0, oplen;
+
+		if (in->fate != FATE_FRAG)
+			continue;
+		oplen = in->p.ip_len - (in->p.ip[0] & 0xfu) * 4u;
+		if (in->n_pieces != in->n_frags)
+			fail(c, "input %u (%s): %u fragment(s) came out, expected %u", i + 1,
+			     in->desc, in->n_pieces, in->n_frags);
+		for (unsigned j = 0; j < n; j++) {
+			if (j > 0 && in->pieces[j] != in->pieces[j - 1] + 1)
+				fail(c, "input %u (%s): fragment %u in output frame %d, not right "
+				     "after fragment %u (output frame %d)", i + 1, in->desc, j + 1,
+				     in->pieces[j] + 1, j, in->pieces[j - 1] + 1);
+			check_piece(c, i, j, n, &pos);
+		}
+		if (n > 0 && pos != oplen)
+			fail(c, "input %u (%s): its fragments carry %u payload bytes, the "
+			     "original %u", i + 1, in->desc, pos, oplen);
+	}
+}
+
+/* ------------------------------------------------------------ groups */
+
 /* The group of an input whose members must share a backend. */
 static void
 group_of(const struct input *in, char *buf, size_t len)
@@ -963,7 +1221,7 @@ main(int argc, char **argv)
 {
 	static struct check c;
 	static struct frame in[FRAMES_MAX];
-	unsigned fwd = 0, reply = 0, drop = 0;
+	unsigned fwd = 0, reply = 0, drop = 0, frag = 0;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: pcapcheck EXPECT IN.pcap OUT.pcap\n");
@@ -979,16 +1237,20 @@ main(int argc, char **argv)
 		fwd += c.in[i].fate == FATE_FWD;
 		reply += c.in[i].fate == FATE_REPLY;
 		drop += c.in[i].fate == FATE_DROP;
+		frag += c.in[i].fate == FATE_FRAG;
 	}
-	printf("pcapcheck: %s: %u input frame(s): %u to forward, %u to answer, %u to drop; "
-	       "%u output frame(s)\n", c.scenario, c.n_in, fwd, reply, drop, c.n_out);
+	printf("pcapcheck: %s: %u input frame(s): %u to forward, %u to fragment, %u to answer, "
+	       "%u to drop; %u output frame(s)\n", c.scenario, c.n_in, fwd, frag, reply, drop,
+	       c.n_out);
 	classify_outputs(&c);
 	check_fates(&c);
+	check_fragments(&c);
 	check_groups(&c);
 	check_spread(&c);
 	if (strcmp(c.scenario, "icmp") == 0)
 		check_icmp_flows(&c);
-	printf("  output: %u GRE, %u L2, %u too-big replies\n", c.gre, c.l2, c.replies);
+	printf("  output: %u GRE (%u fragments), %u L2, %u too-big replies\n", c.gre, c.pieces,
+	       c.l2, c.replies);
 	if (c.errors > ERRORS_SHOWN)
 		fprintf(stderr, "pcapcheck: %s: ... %u more\n", c.scenario,
 			c.errors - ERRORS_SHOWN);

@@ -19,8 +19,11 @@
  *              inner source or port; an echo request
  *   toobig     TCP to GRE VIPs on a port of MTU 1500: over the MTU once
  *              encapsulated (IPv4 with DF, IPv6, an IPv6 first fragment),
- *              exactly at it, small, IPv4 without DF, an IPv6 non-first
- *              fragment (no reply allowed about it)
+ *              exactly at it, small, an IPv6 non-first fragment (no reply
+ *              allowed about it); IPv4 without DF over it, fragmented: plain,
+ *              with options (copied and not), both pieces of a datagram
+ *              already fragmented (offsets and MF kept), and one that
+ *              exactly fits (not fragmented)
  *   malformed  truncated and malformed frames of every kind the parser
  *              knows, then one good packet
  *
@@ -35,6 +38,7 @@
  *   mac port|router|gateway MAC     the dataplane's port, the frames' source,
  *                                   the tunnels' next hop (config gateway_mac)
  *   node ADDR4 ADDR6                the tunnels' outer source (config node)
+ *   mtu MTU                         the port's MTU (config ports.mtu)
  *   vip NAME ADDR PROTO PORT ENCAP HASH BACKEND...   the config's VIPs;
  *                                   an l2 backend is ADDR=MAC
  *   pkt N FATE [ARG]                frame N (from 1):
@@ -43,6 +47,10 @@
  *                                   / ICMPv6 packet too big giving MTU, not
  *                                   forwarded (drop TOO_BIG, TOO_BIG_SENT)
  *       drop REASON                 dropped, counted as drop REASON
+ *       frag K                      IPv4 without DF over the MTU once in its
+ *                                   tunnel: split into K fragments (RFC 791),
+ *                                   each in its own tunnel packet to the flow's
+ *                                   backend (FRAGMENTED 1, TX_PACKETS K)
  *   counter NAME VALUE              an event counter's expected total
  *
  * Exits 0, 1 on an I/O error, 2 on bad arguments.
@@ -130,6 +138,8 @@ struct ipopt {
 	bool frag;              /* IPv4 offset/MF set; IPv6 fragment header */
 	bool mf;
 	uint16_t frag_off;      /* bytes, a multiple of 8 */
+	const uint8_t *opt4;    /* IPv4 options, a multiple of 4 bytes */
+	size_t opt4_len;
 	const uint8_t *ext6;    /* IPv6 extension headers before any fragment
 				 * header, chained by the caller */
 	size_t ext6_len;
@@ -141,6 +151,7 @@ enum fate {
 	FATE_FWD,
 	FATE_REPLY,
 	FATE_DROP,
+	FATE_FRAG,
 };
 
 /* How far a frame gets: which event counters it moves. */
@@ -157,7 +168,7 @@ struct gen {
 	uint8_t src_mac[6];
 	char *keys[KEYS_MAX];   /* distinct flow keys: NEW_FLOWS */
 	unsigned n_keys;
-	unsigned fragments, icmp_errors, replies;
+	unsigned fragments, icmp_errors, replies, fragmented;
 };
 
 _Noreturn static void
@@ -269,19 +280,24 @@ ip_make(uint8_t *out, const struct addr *src, const struct addr *dst, uint8_t pr
 	if (src->family == AF_INET) {
 		uint16_t frag = (uint16_t)((o->df ? 0x4000 : 0) | (o->mf ? 0x2000 : 0) |
 					   (o->frag ? o->frag_off / 8 : 0));
+		size_t hlen = IP4_LEN + o->opt4_len;
 
-		out[0] = 0x45;
+		if (o->opt4_len % 4 != 0 || hlen > 60)
+			die("bad IPv4 options length %zu", o->opt4_len);
+		out[0] = (uint8_t)(0x40 | hlen / 4);
 		out[1] = o->tos;
-		put16(out + 2, (uint32_t)(IP4_LEN + plen));
+		put16(out + 2, (uint32_t)(hlen + plen));
 		put16(out + 4, o->id);
 		put16(out + 6, frag);
 		out[8] = ttl;
 		out[9] = proto;
 		memcpy(out + 12, src->b, 4);
 		memcpy(out + 16, dst->b, 4);
+		if (o->opt4_len != 0)
+			memcpy(out + IP4_LEN, o->opt4, o->opt4_len);
 		ip4_csum(out);
-		memcpy(out + IP4_LEN, payload, plen);
-		return IP4_LEN + plen;
+		memcpy(out + hlen, payload, plen);
+		return hlen + plen;
 	}
 	put32(out, 0x60000000u | (uint32_t)o->tos << 20 | 0x12345);
 	out[6] = o->ext6 != NULL ? o->ext6_first : o->frag ? EXT_FRAGMENT : proto;
@@ -354,7 +370,8 @@ key_str(char *buf, size_t len, const struct addr *client, uint16_t cport,
  * Write one frame (len bytes, zero-padded to 60) and its expectation.
  * key: the flow key whose entry the frame creates or finds, NULL when it
  * never reaches the flow table (dropped before, or an ICMP error). reason:
- * the drop counter (FATE_DROP) or the MTU (FATE_REPLY, as a string).
+ * the drop counter (FATE_DROP), the MTU (FATE_REPLY) or the number of
+ * fragments (FATE_FRAG), as a string.
  */
 static void
 emit_frame(struct gen *g, const uint8_t *frame, size_t len, enum fate fate,
@@ -381,6 +398,10 @@ emit_frame(struct gen *g, const uint8_t *frame, size_t len, enum fate fate,
 		break;
 	case FATE_DROP:
 		expect_line("pkt %u drop %s # %s", g->n, reason, desc);
+		break;
+	case FATE_FRAG:
+		expect_line("pkt %u frag %s # %s", g->n, reason, desc);
+		g->fragmented++;
 		break;
 	}
 	if (key != NULL)
@@ -422,6 +443,7 @@ emit_header(const char *scenario, const char *port_mac)
 	expect_line("mac router %s", ROUTER_MAC);
 	expect_line("mac gateway %s", GATEWAY_MAC);
 	expect_line("node %s %s", NODE4, NODE6);
+	expect_line("mtu %u", PORT_MTU);
 	for (size_t i = 0; i < sizeof(vip_plan) / sizeof(vip_plan[0]); i++)
 		expect_line("vip %s", vip_plan[i]);
 }
@@ -433,6 +455,7 @@ emit_counters(const struct gen *g)
 	expect_line("counter FRAGMENTS %u", g->fragments);
 	expect_line("counter ICMP_ERRORS %u", g->icmp_errors);
 	expect_line("counter TOO_BIG_SENT %u", g->replies);
+	expect_line("counter FRAGMENTED %u", g->fragmented);
 }
 
 /* ------------------------------------------------------------ frags */
@@ -838,18 +861,82 @@ toobig_fragments6(struct gen *g)
 		"IPv6 non-first fragment, 1496 bytes: too big, no reply may quote it");
 }
 
+/*
+ * IPv4 options of 16 bytes: record route (7, not copied), NOP (not copied),
+ * router alert (0x94, copied), basic security (0x82, copied, 3 bytes: the
+ * later fragments' 7 bytes of options need padding), EOL.
+ */
+static const uint8_t toobig_opts4[16] = {
+	0x07, 7, 4, 0, 0, 0, 0,
+	0x01,
+	0x94, 4, 0, 0,
+	0x82, 3, 0x66,
+	0x00,
+};
+
+/*
+ * IPv4 without DF over the MTU once in GRE: fragmented (RFC 791), each
+ * piece in its own GRE packet to the flow's backend; with options, the
+ * first piece keeps them all, the later ones the copied ones only.
+ */
 static void
-scenario_toobig(struct gen *g)
+toobig_nodf4(struct gen *g)
 {
 	struct flow f = { .client = addr_of("198.18.10.8"), .vip = addr_of("198.18.1.1"),
 			  .cport = 6000, .vport = 80 };
-	struct ipopt nodf = { .id = 6000 };
+	struct ipopt o = { .id = 6000 };
+	size_t limit = PORT_MTU - 24;
 
+	emit_tcp(g, &f, TCP_ACK, PORT_MTU - IP4_LEN - TCP_LEN, 6000, &o, FATE_FRAG, "2",
+		 "IPv4 without DF, 1500 bytes: 2 fragments");
+	f.cport = 6001;
+	o.id = 6001;
+	o.opt4 = toobig_opts4;
+	o.opt4_len = sizeof(toobig_opts4);
+	emit_tcp(g, &f, TCP_ACK, PORT_MTU - IP4_LEN - sizeof(toobig_opts4) - TCP_LEN, 6001,
+		 &o, FATE_FRAG, "2", "IPv4 without DF, 1500 bytes with 16 of options "
+		 "(RR, NOP, RA, BSO): 2 fragments, the second with RA and BSO only");
+	f.cport = 6002;
+	o.id = 6002;
+	o.opt4 = NULL;
+	o.opt4_len = 0;
+	emit_tcp(g, &f, TCP_ACK, limit - IP4_LEN - TCP_LEN, 6002, &o, FATE_FWD, NULL,
+		 "IPv4 without DF, 1476 bytes (exactly the MTU once in GRE): fits");
+}
+
+/*
+ * Both fragments (1500 bytes each, no DF) of a 2960-byte TCP segment: each
+ * splits in 2; the first's pieces keep MF, the second's start at its offset.
+ */
+static void
+toobig_fragments4(struct gen *g)
+{
+	struct addr client = addr_of("198.18.10.9"), vip = addr_of("198.18.1.1");
+	struct ipopt o = { .id = 6100, .frag = true, .mf = true };
+	uint8_t ip[FRAME_MAX], l4[FRAME_MAX];
+	char key[128];
+	size_t n, chunk = PORT_MTU - IP4_LEN;     /* 1480, a multiple of 8 */
+
+	tcp_make(l4, &client, &vip, 6100, 80, TCP_ACK, 2 * chunk - TCP_LEN, 6100);
+	key_str(key, sizeof(key), &client, 0, &vip, 0, PROTO_TCP);
+	n = ip_make(ip, &client, &vip, PROTO_TCP, &o, l4, chunk);
+	emit_ip(g, ip, n, FATE_FRAG, "2", F_FRAG, key,
+		"IPv4 first fragment (MF) without DF, 1500 bytes: 2 fragments, both MF");
+	o.mf = false;
+	o.frag_off = (uint16_t)chunk;
+	n = ip_make(ip, &client, &vip, PROTO_TCP, &o, l4 + chunk, chunk);
+	emit_ip(g, ip, n, FATE_FRAG, "2", F_FRAG, key,
+		"IPv4 last fragment (offset 1480) without DF, 1500 bytes: 2 fragments");
+}
+
+static void
+scenario_toobig(struct gen *g)
+{
 	toobig_family(g, "198.18.10.5", "198.18.1.1", 5000);
 	toobig_family(g, "2001:db8:10::5", "2001:db8:1::1", 5100);
-	emit_tcp(g, &f, TCP_ACK, 1500 - IP4_LEN - TCP_LEN, 6000, &nodf, FATE_DROP,
-		 "FRAG_NO_DF_TOO_BIG", "IPv4 without DF, 1500 bytes: too big, no reply");
+	toobig_nodf4(g);
 	toobig_fragments6(g);
+	toobig_fragments4(g);
 }
 
 /* -------------------------------------------------------- malformed */

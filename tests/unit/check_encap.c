@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Encapsulation (encap.h), frames the dataplane originates (reply.h) and the
- * neighbour table (neigh.h). Written bytes are parsed back here with code of
- * the test's own, checksums included.
+ * Encapsulation (encap.h), frames the dataplane originates (reply.h), the
+ * neighbour table (neigh.h) and IPv4 fragmentation (ipfrag.h). Written
+ * bytes are parsed back here with code of the test's own, checksums
+ * included.
  */
 #include <check.h>
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 
 #include "dataplane/core/encap.h"
+#include "dataplane/core/ipfrag.h"
 #include "dataplane/core/neigh.h"
 #include "dataplane/core/reply.h"
 
@@ -1119,6 +1121,195 @@ START_TEST(test_neigh_create_rejects)
 }
 END_TEST
 
+/* ---- IPv4 fragmentation (ipfrag.h) ---- */
+
+/*
+ * An IPv4 packet of tot bytes: header of 20 + opt_len bytes (options opts),
+ * flags/offset word frag, ID 0x1234, TOS 0x28, TTL 61, UDP; payload bytes
+ * i * 7 + 3 so that every fragment's slice is recognisable.
+ */
+static void
+frag_packet(uint8_t *ip, uint16_t tot, const uint8_t *opts, uint8_t opt_len, uint16_t frag)
+{
+	uint8_t hl = (uint8_t)(20 + opt_len);
+
+	memset(ip, 0, 20);
+	ip[0] = (uint8_t)(0x40 | hl / 4);
+	ip[1] = 0x28;
+	ip[2] = (uint8_t)(tot >> 8);
+	ip[3] = (uint8_t)tot;
+	ip[4] = 0x12;
+	ip[5] = 0x34;
+	ip[6] = (uint8_t)(frag >> 8);
+	ip[7] = (uint8_t)frag;
+	ip[8] = 61;
+	ip[9] = 17;
+	memcpy(ip + 12, client4, 4);
+	memcpy(ip + 16, vip4, 4);
+	memcpy(ip + 20, opts, opt_len);
+	for (unsigned i = hl; i < tot; i++)
+		ip[i] = (uint8_t)(i * 7 + 3);
+	ip[11] = 0;
+	ip[10] = 0;
+	{
+		uint16_t c = (uint16_t)~t_fold(t_sum(ip, hl));
+
+		ip[10] = (uint8_t)(c >> 8);
+		ip[11] = (uint8_t)c;
+	}
+}
+
+/*
+ * Split orig (tot bytes) with max_len into its planned fragments, check each
+ * one's header against orig (and the options expected of fragments k > 0),
+ * and reassemble: the payloads must tile the original's exactly.
+ */
+static unsigned
+frag_check(const uint8_t *orig, uint16_t tot, uint16_t max_len, const uint8_t *rest_opts,
+	   uint8_t rest_opt_len)
+{
+	static uint8_t ip[65536], out[256][2048], joined[65536];
+	struct ipfrag_plan p;
+	unsigned n, hl = (orig[0] & 0x0f) * 4u, off0 = be16(orig + 6) & 0x1fff,
+		 mf0 = be16(orig + 6) & 0x2000, next = 0;
+	size_t len[256];
+
+	memcpy(ip, orig, tot);
+	n = ipfrag_plan(&p, ip, tot, max_len);
+	ck_assert_uint_ge(n, 2);
+	ck_assert_uint_le(n, 256);
+	for (unsigned k = 1; k < n; k++) {
+		len[k] = ipfrag_write(out[k], sizeof(out[k]), &p, ip, k);
+		ck_assert_uint_eq(len[k], ipfrag_len(&p, k));
+	}
+	ipfrag_first(ip, &p);
+	len[0] = ipfrag_len(&p, 0);
+	memcpy(out[0], ip, len[0]);
+	for (unsigned k = 0; k < n; k++) {
+		const uint8_t *f = out[k];
+		unsigned fhl = (f[0] & 0x0f) * 4u, flags = be16(f + 6);
+
+		ck_assert_uint_le(len[k], max_len);
+		ck_assert_uint_eq(f[0] >> 4, 4);
+		ck_assert_uint_eq(be16(f + 2), len[k]);
+		ck_assert(t_csum_ok(f, fhl));
+		ck_assert_uint_eq(f[1], orig[1]);                   /* TOS */
+		ck_assert_mem_eq(f + 4, orig + 4, 2);               /* ID */
+		ck_assert_mem_eq(f + 8, orig + 8, 2);               /* TTL, protocol */
+		ck_assert_mem_eq(f + 12, orig + 12, 8);             /* addresses */
+		ck_assert_uint_eq(flags & 0x4000, 0);               /* DF */
+		ck_assert_uint_eq((flags & 0x1fff) - off0, next / 8);
+		ck_assert_uint_eq(flags & 0x2000, k + 1 < n ? 0x2000u : mf0);
+		if (k == 0) {
+			ck_assert_uint_eq(fhl, hl);
+			ck_assert_mem_eq(f + 20, orig + 20, hl - 20);
+		} else {
+			ck_assert_uint_eq(fhl, 20u + rest_opt_len);
+			if (rest_opt_len > 0)
+				ck_assert_mem_eq(f + 20, rest_opts, rest_opt_len);
+		}
+		if (k + 1 < n)
+			ck_assert_uint_eq((len[k] - fhl) % 8, 0);
+		memcpy(joined + next, f + fhl, len[k] - fhl);
+		next += (unsigned)len[k] - fhl;
+	}
+	ck_assert_uint_eq(next, tot - hl);
+	ck_assert_mem_eq(joined, orig + hl, next);
+	return n;
+}
+
+START_TEST(test_ipfrag_fits_or_df)
+{
+	static uint8_t ip[1500];
+	struct ipfrag_plan p;
+
+	frag_packet(ip, 1476, NULL, 0, 0);
+	ck_assert_uint_eq(ipfrag_plan(&p, ip, 1476, 1476), 1);     /* fits: as it is */
+	ck_assert_uint_eq(ipfrag_len(&p, 0), 1476);
+	frag_packet(ip, 1500, NULL, 0, 0x4000);
+	ck_assert_uint_eq(ipfrag_plan(&p, ip, 1500, 1476), 0);     /* DF */
+	frag_packet(ip, 1500, NULL, 0, 0);
+	ck_assert_uint_eq(ipfrag_plan(&p, ip, 1500, 27), 0);       /* no room for 8 bytes */
+	ck_assert_uint_eq(ipfrag_plan(&p, ip, 1500, 28), 185);
+	frag_packet(ip, 1500, NULL, 0, 0x1fff - 10);               /* offsets past 13 bits */
+	ck_assert_uint_eq(ipfrag_plan(&p, ip, 1500, 1476), 0);
+}
+END_TEST
+
+START_TEST(test_ipfrag_two)
+{
+	static uint8_t ip[1500];
+	struct ipfrag_plan p;
+
+	/* the 1500-byte packet through GRE over IPv4 on a 1500 MTU: 1476 + 44 */
+	frag_packet(ip, 1500, NULL, 0, 0);
+	ck_assert_uint_eq(frag_check(ip, 1500, 1476, NULL, 0), 2);
+	ipfrag_plan(&p, ip, 1500, 1476);
+	ck_assert_uint_eq(ipfrag_len(&p, 0), 1476);
+	ck_assert_uint_eq(ipfrag_len(&p, 1), 44);
+	/* a max_len that is not 20 + a multiple of 8 */
+	ck_assert_uint_eq(frag_check(ip, 1500, 1000, NULL, 0), 2);
+	ck_assert_uint_eq(frag_check(ip, 1500, 1480 - 1, NULL, 0), 2);
+}
+END_TEST
+
+START_TEST(test_ipfrag_many)
+{
+	static uint8_t ip[9000];
+
+	frag_packet(ip, 9000, NULL, 0, 0);
+	ck_assert_uint_eq(frag_check(ip, 9000, 556, NULL, 0), 17);   /* 536 bytes each */
+	ck_assert_uint_eq(frag_check(ip, 2000, 28, NULL, 0), 248);   /* 8 bytes each */
+}
+END_TEST
+
+START_TEST(test_ipfrag_of_a_fragment)
+{
+	static uint8_t ip[1500];
+
+	/* a middle fragment (offset 1480 bytes, MF): the last piece keeps MF */
+	frag_packet(ip, 1500, NULL, 0, 0x2000 | 185);
+	ck_assert_uint_eq(frag_check(ip, 1500, 1476, NULL, 0), 2);
+	/* the last fragment of a datagram: the last piece has no MF */
+	frag_packet(ip, 1500, NULL, 0, 370);
+	ck_assert_uint_eq(frag_check(ip, 1500, 1476, NULL, 0), 2);
+}
+END_TEST
+
+START_TEST(test_ipfrag_options)
+{
+	/* router alert (copied), NOP, timestamp (not copied), NOP, security-like
+	 * copied option of 6 bytes, EOL: 20 bytes of options */
+	static const uint8_t opts[20] = { 0x94, 4, 0, 0, 1, 0x44, 4, 5, 0, 1,
+					  0x85, 6, 1, 2, 3, 4, 0, 0, 0, 0 };
+	static const uint8_t copied[12] = { 0x94, 4, 0, 0, 0x85, 6, 1, 2, 3, 4, 0, 0 };
+	static const uint8_t bad[4] = { 0x94, 0, 0, 0 };       /* length 0: not parsed */
+	static const uint8_t nothing[8] = { 0x44, 4, 5, 0, 1, 1, 1, 0 };
+	static uint8_t ip[3000];
+
+	frag_packet(ip, 3000, opts, sizeof(opts), 0);
+	ck_assert_uint_eq(frag_check(ip, 3000, 1476, copied, sizeof(copied)), 3);
+	frag_packet(ip, 1500, bad, sizeof(bad), 0);
+	ck_assert_uint_eq(frag_check(ip, 1500, 1476, NULL, 0), 2);
+	frag_packet(ip, 1500, nothing, sizeof(nothing), 0);
+	ck_assert_uint_eq(frag_check(ip, 1500, 1476, NULL, 0), 2);
+}
+END_TEST
+
+START_TEST(test_ipfrag_write_bounds)
+{
+	static uint8_t ip[1500], out[64];
+	struct ipfrag_plan p;
+
+	frag_packet(ip, 1500, NULL, 0, 0);
+	ck_assert_uint_eq(ipfrag_plan(&p, ip, 1500, 1476), 2);
+	ck_assert_uint_eq(ipfrag_write(out, sizeof(out), &p, ip, 0), 0);   /* k = 0: in place */
+	ck_assert_uint_eq(ipfrag_write(out, sizeof(out), &p, ip, 2), 0);   /* past the last */
+	ck_assert_uint_eq(ipfrag_write(out, 43, &p, ip, 1), 0);            /* 44 needed */
+	ck_assert_uint_eq(ipfrag_write(out, 44, &p, ip, 1), 44);
+}
+END_TEST
+
 static Suite *
 encap_suite(void)
 {
@@ -1126,6 +1317,7 @@ encap_suite(void)
 	TCase *tc = tcase_create("encap");
 	TCase *tr = tcase_create("reply");
 	TCase *tn = tcase_create("neigh");
+	TCase *tf = tcase_create("ipfrag");
 
 	tcase_add_test(tc, test_gre_over_ipv4);
 	tcase_add_test(tc, test_gre_over_ipv6);
@@ -1167,6 +1359,14 @@ encap_suite(void)
 	tcase_add_test(tn, test_neigh_due_max);
 	tcase_add_test(tn, test_neigh_create_rejects);
 	suite_add_tcase(s, tn);
+
+	tcase_add_test(tf, test_ipfrag_fits_or_df);
+	tcase_add_test(tf, test_ipfrag_two);
+	tcase_add_test(tf, test_ipfrag_many);
+	tcase_add_test(tf, test_ipfrag_of_a_fragment);
+	tcase_add_test(tf, test_ipfrag_options);
+	tcase_add_test(tf, test_ipfrag_write_bounds);
+	suite_add_tcase(s, tf);
 	return s;
 }
 
