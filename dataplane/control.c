@@ -146,6 +146,52 @@ port_facts(struct state_port *sp, const struct config *cfg, const uint8_t mac[6]
 	memcpy(sp->gateway_mac[1], port->gateway6_mac, 6);
 }
 
+/* What a running dataplane cannot change (its port, its tables' sizes):
+ * each change is logged and waits for a restart. */
+static void
+warn_restart_keys(const struct config *old, const struct config *cfg)
+{
+	const char *keys[8];
+	unsigned n = 0;
+
+	if (old->flows.capacity != cfg->flows.capacity)
+		keys[n++] = "flows.capacity";
+	if (old->flows.shared_capacity != cfg->flows.shared_capacity)
+		keys[n++] = "flows.shared_capacity";
+	if (old->sync.queue_entries != cfg->sync.queue_entries)
+		keys[n++] = "sync.queue_entries";
+	if (old->n_ports != cfg->n_ports)
+		keys[n++] = "ports";
+	for (unsigned i = 0; i < old->n_ports && i < cfg->n_ports; i++) {
+		const struct config_port *a = &old->ports[i], *b = &cfg->ports[i];
+
+		if (strcmp(a->name, b->name) != 0 || strcmp(a->device, b->device) != 0 ||
+		    a->mtu != b->mtu || a->mbufs != b->mbufs) {
+			keys[n++] = "ports (name, device, mtu or mbufs)";
+			break;
+		}
+	}
+	for (unsigned i = 0; i < n; i++)
+		qb_log(LOG_WARNING, "reload: %s changed: the running value stays until a restart",
+		       keys[i]);
+}
+
+/* The workers' tables take the new timeouts, refresh interval and insert
+ * rate, as ipvsadm --set does. */
+static void
+tune_workers(struct control *c, const struct config *cfg)
+{
+	struct worker_req wr = { .kind = WORKER_REQ_TUNE,
+				 .params = worker_flow_params(&cfg->flows) };
+
+	for (unsigned i = 0; i < c->p.n_workers; i++) {
+		worker_request(&c->p.workers[i], &wr);
+		if (wr.rc != 0)         /* the config parser bounds every value */
+			qb_log(LOG_ERR, "reload: worker %u refused the flow timeouts (%d)", i,
+			       wr.rc);
+	}
+}
+
 int
 control_reload(struct control *c, bool check_only, char *err, size_t errlen)
 {
@@ -159,8 +205,9 @@ control_reload(struct control *c, bool check_only, char *err, size_t errlen)
 		config_free(cfg);
 		return 0;
 	}
-	/* A reload changes VIPs, backends and gateways; ports, table sizes and
-	 * timeouts keep their start-up values until a restart. */
+	/* A reload changes VIPs, backends, gateways, flow timeouts and the
+	 * insert rate; ports and table sizes keep their start-up values until a
+	 * restart. */
 	port_facts(&sp, cfg, c->sh->port.mac);
 	state_ctx_set_port(c->sctx, &sp);
 	s = state_build(c->sctx, cfg, control_state(c), err, errlen);
@@ -171,6 +218,8 @@ control_reload(struct control *c, bool check_only, char *err, size_t errlen)
 	}
 	want_neighbours(c, s);
 	control_publish(c, s);
+	tune_workers(c, cfg);
+	warn_restart_keys(c->cfg, cfg);
 	config_free(c->cfg);
 	c->cfg = cfg;
 	c->counters[CONTROL_RELOADS]++;

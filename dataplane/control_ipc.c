@@ -16,8 +16,6 @@
 #include "dataplane/synced.h"
 #include "dataplane/worker.h"
 
-enum { WORKER_TIMEOUT_MS = 500 };
-
 static uint8_t
 family_of_af(uint8_t af)
 {
@@ -391,8 +389,7 @@ lookup(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg *r
 	}
 	wr.key = k;
 	for (unsigned w = 0; w < c->p.n_workers; w++) {
-		if (worker_request(&c->p.workers[w], &wr, WORKER_TIMEOUT_MS) < 0)
-			return -ETIMEDOUT;
+		worker_request(&c->p.workers[w], &wr);
 		if (wr.count == 1) {
 			out->table = WIRE_FLOW_TABLE_WORKER;
 			out->worker = w;
@@ -446,10 +443,7 @@ dump(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg *res
 		free(ents);
 		return ents == NULL ? -ENOMEM : -EINVAL;
 	}
-	if (worker_request(&c->p.workers[w], &wr, WORKER_TIMEOUT_MS) < 0) {
-		free(ents);
-		return -ETIMEDOUT;
-	}
+	worker_request(&c->p.workers[w], &wr);
 	for (uint32_t i = 0; i < wr.count; i++) {
 		const struct flowtab_entry *e = &ents[i];
 

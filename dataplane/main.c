@@ -254,16 +254,7 @@ shared_node_addrs(struct dp_shared *sh, const struct config *cfg)
 static int
 start(struct dataplane *dp)
 {
-	const struct config_flows *fl = &dp->cfg->flows;
-	struct flowtab_params fp = {
-		.capacity = fl->capacity,
-		.tcp_syn_ms = fl->timeouts.tcp_syn * 1000,
-		.tcp_established_ms = fl->timeouts.tcp_established * 1000,
-		.tcp_closing_ms = fl->timeouts.tcp_closing * 1000,
-		.udp_ms = fl->timeouts.udp * 1000,
-		.refresh_ms = fl->refresh_interval * 1000,
-		.insert_rate = fl->insert_rate,
-	};
+	struct flowtab_params fp = worker_flow_params(&dp->cfg->flows);
 	int socket = (int)rte_socket_id();
 	size_t rcu_size;
 	unsigned i = 0, lcore, mbufs, room;
@@ -293,7 +284,8 @@ start(struct dataplane *dp)
 		return -ENOMEM;
 	}
 	rte_rcu_qsbr_init(dp->sh.rcu, dp->n_workers);
-	dp->sh.synced = synced_create("synced", fl->shared_capacity, dp->sh.rcu, socket);
+	dp->sh.synced = synced_create("synced", dp->cfg->flows.shared_capacity, dp->sh.rcu,
+				      socket);
 	if (dp->sh.synced == NULL)
 		return -ENOMEM;
 	rc = port_open(&dp->cfg->ports[0], (uint16_t)dp->n_workers, dp->pool, &dp->sh.port);

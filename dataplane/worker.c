@@ -15,6 +15,7 @@
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
 
+#include "config/config.h"
 #include "dataplane/core/encap.h"
 #include "dataplane/core/ipfrag.h"
 #include "dataplane/core/packet.h"
@@ -629,6 +630,8 @@ serve_mailbox(struct worker *w, uint32_t now_ms)
 		struct dump_arg a = { req, now_ms, w->flows };
 
 		flowtab_walk(w->flows, &req->cursor, req->max, dump_one, &a);
+	} else if (req->kind == WORKER_REQ_TUNE) {
+		req->rc = flowtab_tune(w->flows, &req->params);
 	} else {
 		req->rc = -EINVAL;
 	}
@@ -711,20 +714,36 @@ worker_main(void *arg)
 	return 0;
 }
 
-int
-worker_request(struct worker *w, struct worker_req *req, unsigned timeout_ms)
+struct flowtab_params
+worker_flow_params(const struct config_flows *fl)
+{
+	return (struct flowtab_params){
+		.capacity = fl->capacity,
+		.tcp_syn_ms = fl->timeouts.tcp_syn * 1000,
+		.tcp_established_ms = fl->timeouts.tcp_established * 1000,
+		.tcp_closing_ms = fl->timeouts.tcp_closing * 1000,
+		.udp_ms = fl->timeouts.udp * 1000,
+		.refresh_ms = fl->refresh_interval * 1000,
+		.insert_rate = fl->insert_rate,
+	};
+}
+
+void
+worker_request(struct worker *w, struct worker_req *req)
 {
 	uint64_t seq = w->req_seq + 1;
-	uint64_t deadline = rte_get_timer_cycles() + rte_get_timer_hz() / 1000 * timeout_ms;
+	uint64_t warn_at = rte_get_timer_cycles() + rte_get_timer_hz();
 
 	w->req = req;
 	__atomic_store_n(&w->req_seq, seq, __ATOMIC_RELEASE);
 	while (__atomic_load_n(&w->done_seq, __ATOMIC_ACQUIRE) != seq) {
-		if (rte_get_timer_cycles() > deadline)
-			return -ETIMEDOUT;
+		if (warn_at != 0 && rte_get_timer_cycles() > warn_at) {
+			qb_log(LOG_WARNING, "worker %u: a control request waits over 1 s "
+			       "(is its lcore starved?)", w->id);
+			warn_at = 0;
+		}
 		rte_delay_us_sleep(20);
 	}
-	return 0;
 }
 
 /* What the packet path reads of the port, in the worker's own lines. */

@@ -66,6 +66,7 @@ enum worker_req_kind {
 	WORKER_REQ_NONE = 0,
 	WORKER_REQ_LOOKUP,          /* key -> entry */
 	WORKER_REQ_DUMP,            /* from cursor, up to max entries */
+	WORKER_REQ_TUNE,            /* flowtab_tune(params): a reload */
 	WORKER_REQ_MAX
 };
 
@@ -76,6 +77,7 @@ struct worker_req {
 	uint32_t max;               /* DUMP */
 	uint32_t count;             /* out: entries written */
 	struct flowtab_entry *out;  /* room for max (DUMP) or 1 (LOOKUP) */
+	struct flowtab_params params;   /* TUNE */
 	int32_t rc;
 };
 
@@ -106,6 +108,11 @@ struct worker {
 } __attribute__((aligned(64)));
 
 
+struct config_flows;
+
+/* The flow table parameters of the config's flows section (no seed). */
+struct flowtab_params worker_flow_params(const struct config_flows *fl);
+
 /*
  * Allocate worker id's rings, flow table and counters. Main lcore, before
  * launch. Returns 0 or -errno after logging why.
@@ -121,9 +128,12 @@ void worker_fini(struct worker *w);
 int worker_main(void *arg);
 
 /*
- * Control thread: post req to the worker and wait (bounded) for it to be
- * served between bursts. Returns 0, or -ETIMEDOUT.
+ * Control thread, while the workers run: post req to the worker and wait
+ * until it is served, between two bursts (within a millisecond even from an
+ * adaptive sleep). No timeout: the worker writes into req and its out
+ * buffer, which must outlive the request; a wait of over a second is
+ * logged (a starved worker lcore).
  */
-int worker_request(struct worker *w, struct worker_req *req, unsigned timeout_ms);
+void worker_request(struct worker *w, struct worker_req *req);
 
 #endif /* MAGLB_DATAPLANE_WORKER_H */

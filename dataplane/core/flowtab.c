@@ -323,25 +323,56 @@ flowtab_alloc(size_t size)
 	return p;
 }
 
+/* The timeouts and refresh period, which a reload may change. */
 static bool
-flowtab_params_ok(const struct flowtab_params *p)
+flowtab_limits_ok(const struct flowtab_params *p)
 {
 	const uint32_t timeouts[] = { p->tcp_syn_ms, p->tcp_established_ms,
 				      p->tcp_closing_ms, p->udp_ms };
 
-	if (p->capacity == 0 || p->capacity > FLOWTAB_CAPACITY_MAX)
-		return false;
 	for (unsigned i = 0; i < sizeof(timeouts) / sizeof(timeouts[0]); i++)
 		if (timeouts[i] == 0 || timeouts[i] > FLOWTAB_TIMEOUT_MAX)
 			return false;
 	return p->refresh_ms <= FLOWTAB_TIMEOUT_MAX;
 }
 
+static bool
+flowtab_params_ok(const struct flowtab_params *p)
+{
+	return p->capacity > 0 && p->capacity <= FLOWTAB_CAPACITY_MAX && flowtab_limits_ok(p);
+}
+
+/* Timeouts, refresh period and insert rate; the token bucket keeps what it
+ * holds, up to its new size (a new cap starts full). */
+static void
+flowtab_set_limits(struct flowtab *t, const struct flowtab_params *p)
+{
+	uint32_t burst = p->insert_rate / 10 < 64 ? 64 : p->insert_rate / 10;
+
+	t->head.timeout_ms[FLOWTAB_SYN] = p->tcp_syn_ms;
+	t->head.timeout_ms[FLOWTAB_ESTABLISHED] = p->tcp_established_ms;
+	t->head.timeout_ms[FLOWTAB_CLOSING] = p->tcp_closing_ms;
+	t->head.timeout_ms[FLOWTAB_UDP] = p->udp_ms;
+	t->head.refresh_ms = p->refresh_ms;
+	t->tokens_max = (uint64_t)burst * FLOWTAB_MILLI;
+	if (t->rate == 0 || t->tokens > t->tokens_max)
+		t->tokens = t->tokens_max;
+	t->rate = p->insert_rate;
+}
+
+int
+flowtab_tune(struct flowtab *t, const struct flowtab_params *p)
+{
+	if (!flowtab_limits_ok(p))
+		return -EINVAL;
+	flowtab_set_limits(t, p);
+	return 0;
+}
+
 static void
 flowtab_init(struct flowtab *t, const struct flowtab_params *p, uint32_t buckets)
 {
 	uint64_t seed = p->seed;
-	uint32_t burst = p->insert_rate / 10 < 64 ? 64 : p->insert_rate / 10;
 	unsigned bits = 0;
 
 	while ((1u << bits) < buckets)
@@ -353,16 +384,9 @@ flowtab_init(struct flowtab *t, const struct flowtab_params *p, uint32_t buckets
 	for (unsigned i = 0; i < 10; i++)
 		t->hash_key[i] = (uint32_t)flowtab_splitmix(&seed);
 	t->hash_key_final = flowtab_splitmix(&seed);
-	t->head.timeout_ms[FLOWTAB_SYN] = p->tcp_syn_ms;
-	t->head.timeout_ms[FLOWTAB_ESTABLISHED] = p->tcp_established_ms;
-	t->head.timeout_ms[FLOWTAB_CLOSING] = p->tcp_closing_ms;
-	t->head.timeout_ms[FLOWTAB_UDP] = p->udp_ms;
-	t->head.refresh_ms = p->refresh_ms;
-	t->rate = p->insert_rate;
 	t->on_free = p->on_free;
 	t->on_free_arg = p->on_free_arg;
-	t->tokens_max = (uint64_t)burst * FLOWTAB_MILLI;
-	t->tokens = t->tokens_max;
+	flowtab_set_limits(t, p);
 }
 
 struct flowtab *

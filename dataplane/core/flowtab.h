@@ -238,6 +238,15 @@ struct flowtab *flowtab_create(const struct flowtab_params *p);
 void flowtab_destroy(struct flowtab *t);
 
 /*
+ * Give a live table p's timeouts, refresh_ms and insert_rate (a config
+ * reload); its capacity, seed and on_free stay the table's for life. Every
+ * entry has the new timeouts from now on (an entry's expiry is computed when
+ * it is checked). -EINVAL, the table unchanged, for values that
+ * flowtab_create() refuses.
+ */
+int flowtab_tune(struct flowtab *t, const struct flowtab_params *p);
+
+/*
  * Look up keys[0..n-1]: out[i] = the entry of keys[i], or NULL. Any n; the
  * keys go through the pipeline FLOWTAB_BURST_MAX at a time. A hit may be
  * expired (check flowtab_expired(); such a flow is new: flowtab_reuse()).

@@ -4,7 +4,9 @@
 #  - down: the backend gets no new connections and no more packets;
 #  - up: it takes new connections again;
 #  - reload: a bad file is refused with file:line and the running config stays;
-#    a good one (a backend added) keeps established connections on their backends.
+#    a good one (a backend added) keeps established connections on their backends;
+#    new flow timeouts hold for the entries already there; a new table size
+#    is logged as waiting for a restart.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/e2e/lib.sh
@@ -25,7 +27,7 @@ write_config() {   # backends (numbers)
 cluster = { hash_seed = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"; };
 node = { id = 1; address = "$TOPO_LB_ADDR4"; };
 ports = ( { name = "lan0"; device = "net_af_packet0,iface=$TOPO_LB_IF"; } );
-flows = { capacity = 65536; shared_capacity = 65536; };
+flows = { capacity = ${FLOWS_CAPACITY:-65536}; shared_capacity = 65536; ${FLOWS_EXTRA:-} };
 vips = (
   { name = "web"; address = "$TOPO_VIP4"; port = $TOPO_PORT; protocol = "tcp"; encap = "l2";
     backends = ( ${bk%,} ); }
@@ -114,5 +116,26 @@ check "SIGHUP reloads the config too" await_cond 5 more_reloads
 touch "$dir/go2"
 wait "$reload_pid"
 check "reload: open connections kept their backends" clients_ok "$dir/reload.json"
+
+# Timeouts by reload: idle connections' entries expire, the connections go on.
+# (Back to the three backends that run first: the fourth was only configured.)
+write_config 1 2 3
+check "reload back to three backends: exit 0" dp_ctl "$P" reload
+client idle --conns 20 --rounds 2 --hold-file "$dir/go3" --held-file "$dir/held3" --timeout-s 60 &
+idle_pid=$!
+await_cond 20 test -e "$dir/held3" || exit 1
+check "20 idle connections hold flow entries" test "$(vip_flows)" -ge 20
+FLOWS_CAPACITY=131072 FLOWS_EXTRA='timeouts = { tcp_established = 1; tcp_closing = 1; };' \
+	write_config 1 2 3
+check "reload with 1 s TCP timeouts and a new capacity: exit 0" dp_ctl "$P" reload
+no_flows() { [ "$(vip_flows)" -eq 0 ]; }
+check "reload: the idle connections' entries expire in seconds, not in 900" \
+	await_cond 10 no_flows
+check "reload: the new capacity is logged as waiting for a restart" \
+	grep -q 'flows.capacity changed' "$(topo_dir "$P")/dataplane.err"
+touch "$dir/go3"
+wait "$idle_pid"
+check "connections whose entries expired keep their backend (Maglev picks it again)" \
+	clients_ok "$dir/idle.json"
 check "the dataplane stops cleanly on SIGTERM" dp_stop "$P"
 e2e_summary

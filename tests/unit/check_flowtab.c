@@ -883,6 +883,57 @@ START_TEST(test_on_free_gauge)
 }
 END_TEST
 
+START_TEST(test_tune)
+{
+	struct flowtab_params p = params(1024);
+	struct flowtab *t = flowtab_create(&p);
+	struct flow_key k = key4(1, IPPROTO_UDP);
+	struct flowtab_entry *e;
+	uint32_t ok = 0;
+
+	ck_assert_ptr_nonnull(t);
+	e = flowtab_insert(t, &k, 7, 0, 0, NULL);
+	ck_assert_ptr_nonnull(e);
+	ck_assert(!flowtab_expired(t, e, UDP_MS / 2));
+	/* a shorter UDP timeout holds for the entry already there */
+	p.udp_ms = UDP_MS / 4;
+	ck_assert_int_eq(flowtab_tune(t, &p), 0);
+	ck_assert(flowtab_expired(t, e, UDP_MS / 2));
+	ck_assert_uint_eq(flowtab_timeout(t, FLOWTAB_UDP), UDP_MS / 4);
+	/* out of range: refused, nothing changed */
+	p.udp_ms = 0;
+	ck_assert_int_eq(flowtab_tune(t, &p), -EINVAL);
+	p.udp_ms = UDP_MS / 4;
+	p.tcp_syn_ms = FLOWTAB_TIMEOUT_MAX + 1u;
+	ck_assert_int_eq(flowtab_tune(t, &p), -EINVAL);
+	ck_assert_uint_eq(flowtab_timeout(t, FLOWTAB_UDP), UDP_MS / 4);
+	ck_assert_uint_eq(flowtab_timeout(t, FLOWTAB_SYN), SYN_MS);
+	/* an insert cap set live: a full bucket of 64 (rate / 10 < 64), then none
+	 * within the same millisecond; capacity stays the table's */
+	p.tcp_syn_ms = SYN_MS;
+	p.insert_rate = 100;
+	p.capacity = 1;
+	ck_assert_int_eq(flowtab_tune(t, &p), 0);
+	for (uint32_t i = 0; i < 100; i++) {
+		struct flow_key n = key4(100 + i, IPPROTO_UDP);
+
+		ok += flowtab_insert(t, &n, 1, 0, 1, NULL) != NULL;
+	}
+	ck_assert_uint_eq(ok, 64);
+	ck_assert_uint_eq(flowtab_capacity(t), 1024);
+	/* and lifted again */
+	p.insert_rate = 0;
+	ck_assert_int_eq(flowtab_tune(t, &p), 0);
+	for (uint32_t i = 0; i < 100; i++) {
+		struct flow_key n = key4(1000 + i, IPPROTO_UDP);
+
+		ck_assert_ptr_nonnull(flowtab_insert(t, &n, 1, 0, 1, NULL));
+	}
+	ck_assert(flowtab_audit(t));
+	flowtab_destroy(t);
+}
+END_TEST
+
 static Suite *
 flowtab_suite(void)
 {
@@ -902,6 +953,7 @@ flowtab_suite(void)
 	tcase_add_test(tc, test_refresh_once_per_interval);
 	tcase_add_test(tc, test_close_exported_once);
 	tcase_add_test(tc, test_insert_rate_limit);
+	tcase_add_test(tc, test_tune);
 	tcase_add_test(tc, test_expire_budget);
 	tcase_add_test(tc, test_walk_exact);
 	tcase_add_test(tc, test_time_wraps);
