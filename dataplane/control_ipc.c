@@ -462,13 +462,28 @@ dump(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg *res
 	return 0;
 }
 
+/* The longest idle timeout of this node's config, ms: what an imported
+ * entry may live at most (the lifetime is the sender's word; a wrapped or
+ * hostile value must not pin an entry, nor wrap its expiry). */
+static uint32_t
+import_lifetime_max(const struct config *cfg)
+{
+	const struct config_timeouts *t = &cfg->flows.timeouts;
+	uint32_t m = t->tcp_syn;
+
+	m = t->tcp_established > m ? t->tcp_established : m;
+	m = t->tcp_closing > m ? t->tcp_closing : m;
+	m = t->udp > m ? t->udp : m;
+	return m * 1000;
+}
+
 /* Entries from syncd: only for VIPs and backends configured here. */
 static int
 import(struct control *c, const struct wire_ctl_msg *req)
 {
 	const struct dp_state *s = control_state(c);
 	const struct wire_ctl_flows *fl = &req->flows;
-	uint32_t now = control_now_ms(c);
+	uint32_t now = control_now_ms(c), life_max = import_lifetime_max(c->cfg);
 
 	for (size_t i = 0; i < fl->count; i++) {
 		const struct wire_flow *f = &fl->entries[i];
@@ -487,7 +502,8 @@ import(struct control *c, const struct wire_ctl_msg *req)
 		if (fl->event == WIRE_FLOW_EVENT_CLOSE) {
 			synced_remove(c->sh->synced, &k);
 		} else if (synced_upsert(c->sh->synced, &k, (uint32_t)dest,
-					 now + f->lifetime_ms) < 0) {
+					 now + (f->lifetime_ms < life_max ? f->lifetime_ms
+									  : life_max)) < 0) {
 			c->counters[CONTROL_IMPORT_FULL]++;
 			continue;
 		}
