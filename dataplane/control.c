@@ -109,6 +109,16 @@ control_publish(struct control *c, struct dp_state *s)
 }
 
 /* Want every next hop of the state's tunnels resolved. */
+/* The address whose MAC destination dest needs resolved (16 bytes, an IPv4
+ * one zero-padded), or NULL: L2 backends and static gateway MACs need none. */
+static const uint8_t *
+dest_hop(const struct state_port *sp, const struct dp_dest *dest)
+{
+	if (dest->status == DEST_GONE || dest->tunnel.kind == ENCAP_L2)
+		return NULL;
+	return state_next_hop_addr(sp, dest->family, dest->addr);
+}
+
 static void
 want_neighbours(struct control *c, const struct dp_state *s)
 {
@@ -116,14 +126,34 @@ want_neighbours(struct control *c, const struct dp_state *s)
 	const struct state_port *sp = state_ctx_port(c->sctx);
 
 	for (uint32_t d = 0; d < s->n_dests; d++) {
-		const struct dp_dest *dest = &s->dests[d];
-		const uint8_t *hop;
+		const uint8_t *hop = dest_hop(sp, &s->dests[d]);
 
-		if (dest->status == DEST_GONE || dest->tunnel.kind == ENCAP_L2)
-			continue;
-		hop = state_next_hop_addr(sp, dest->family, dest->addr);
 		if (hop != NULL)
-			neigh_want(c->neigh, dest->family, hop, now);
+			neigh_want(c->neigh, s->dests[d].family, hop, now);
+	}
+}
+
+/* A reload: the next hops the old state (old_sp its port) resolved and the
+ * new one does not are forgotten, so that a removed backend is not probed
+ * for ever. */
+static void
+forget_neighbours(struct control *c, const struct state_port *old_sp,
+		  const struct dp_state *old, const struct dp_state *s)
+{
+	const struct state_port *sp = state_ctx_port(c->sctx);
+
+	for (uint32_t d = 0; d < old->n_dests; d++) {
+		const uint8_t *hop = dest_hop(old_sp, &old->dests[d]);
+		bool kept = false;
+
+		for (uint32_t e = 0; hop != NULL && e < s->n_dests && !kept; e++) {
+			const uint8_t *h = dest_hop(sp, &s->dests[e]);
+
+			kept = h != NULL && s->dests[e].family == old->dests[d].family &&
+			       memcmp(h, hop, 16) == 0;
+		}
+		if (hop != NULL && !kept)
+			neigh_forget(c->neigh, old->dests[d].family, hop);
 	}
 }
 
@@ -217,6 +247,7 @@ control_reload(struct control *c, bool check_only, char *err, size_t errlen)
 		goto fail;
 	}
 	want_neighbours(c, s);
+	forget_neighbours(c, &old, control_state(c), s);
 	control_publish(c, s);
 	tune_workers(c, cfg);
 	warn_restart_keys(c->cfg, cfg);

@@ -11,6 +11,7 @@
 #include "config/config.h"
 #include "dataplane/control_private.h"
 #include "dataplane/core/maglev.h"
+#include "dataplane/core/neigh.h"
 #include "dataplane/core/viptab.h"
 #include "dataplane/ipc.h"
 #include "dataplane/synced.h"
@@ -192,6 +193,7 @@ counters(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg 
 		counter_add(&l, "ipc", ipc_counter_names[i], ic->counts[i]);
 	for (int i = 0; i < WIRE_DROP_MAX; i++)
 		counter_add(&l, "ipc", wire_drop_names[i], ic->wire.drops[i]);
+	counter_add(&l, "control", "NEIGHBOURS", neigh_count(c->neigh));
 	counter_add(&l, "synced", "ENTRIES", synced_count(c->sh->synced));
 	resp->kind = WIRE_CTL_COUNTERS_RESPONSE;
 	resp->counters.counters = l.v;

@@ -27,14 +27,14 @@ VIPS=(
 	"gre44u 198.18.1.4 gre 4 udp"
 )
 
-write_config() {
+write_config() {   # mtu [IPv4 gateway, default the router]
 	local v name addr encap fam proto n bk
 	{
 		cat <<CONF
 cluster = { hash_seed = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"; };
 node = { id = 1; address = "$TOPO_LB_ADDR4"; address6 = "$TOPO_LB_ADDR6"; };
 ports = ( { name = "lan0"; device = "net_af_packet0,iface=$TOPO_LB_IF"; mtu = $1;
-            gateway = "$TOPO_ROUTER_ADDR4"; gateway6 = "$TOPO_ROUTER_ADDR6"; } );
+            gateway = "${2:-$TOPO_ROUTER_ADDR4}"; gateway6 = "$TOPO_ROUTER_ADDR6"; } );
 flows = { capacity = 65536; shared_capacity = 65536; };
 vips = (
 CONF
@@ -109,5 +109,14 @@ client jumbo6 2001:db8:1::1 --conns 5 --rounds 3 --line-bytes 4000
 check "GRE over IPv6, MTU 1600: 4000-byte requests get through" clients_ok "$dir/jumbo6.json"
 check "no too-big reply with room for the header" \
 	test "$(dp_counter "$P" total TOO_BIG_SENT)" -eq 0
+
+# Next hops follow reloads: the tunnels resolve the two gateways; moved to
+# another IPv4 gateway, the old one is forgotten (not resolved for ever).
+check "the neighbour table holds the two gateways" \
+	test "$(dp_counter "$P" control NEIGHBOURS)" -eq 2
+write_config 1600 198.18.0.254
+check "reload with another IPv4 gateway: exit 0" dp_ctl "$P" reload
+check "reload: the old gateway is forgotten, the new one wanted (2 neighbours)" \
+	test "$(dp_counter "$P" control NEIGHBOURS)" -eq 2
 check "the dataplane stops cleanly on SIGTERM" dp_stop "$P"
 e2e_summary
