@@ -417,9 +417,38 @@ lookup(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg *r
 	return 0;
 }
 
+/* A dump page of the synced table (after the workers' tables) from pos. */
+static int
+dump_synced(struct control *c, const struct dp_state *s, int vip, uint32_t limit,
+	    uint64_t pos, struct wire_ctl_msg *resp)
+{
+	uint32_t cursor = (uint32_t)pos, now = control_now_ms(c);
+	struct flowtab_entry e = { .last_ms = now };
+	struct synced_value v;
+	bool more = true;
+
+	while (resp->dump.count < limit &&
+	       (more = synced_next(c->sh->synced, &cursor, &e.key, &v))) {
+		struct wire_flow *f = &c->flows[resp->dump.count];
+
+		if ((int32_t)(v.expires_ms - now) <= 0 ||
+		    (vip >= 0 && (v.dest >= s->n_dests || s->dests[v.dest].vip != vip)))
+			continue;
+		e.backend = v.dest;
+		entry_to_wire(s, &e, now, v.expires_ms - now, f);
+		f->flags |= WIRE_FLOW_FROM_PEER;
+		resp->dump.count++;
+	}
+	resp->dump.entries = c->flows;
+	if (more)
+		resp->dump.next_cursor = 1 + ((uint64_t)c->p.n_workers << 48 | cursor);
+	return 0;
+}
+
 /*
  * Dump cursors: 0 starts; otherwise 1 + (worker << 48 | the worker's flowtab
- * cursor), the flowtab cursor below 2^48 (it counts slots).
+ * cursor), the flowtab cursor below 2^48 (it counts slots); worker n_workers
+ * is the synced table (its rte_hash_iterate position).
  */
 static int
 dump(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg *resp)
@@ -441,6 +470,10 @@ dump(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg *res
 		free(ents);
 		return -ENOENT;
 	}
+	if (ents != NULL && w == c->p.n_workers) {
+		free(ents);
+		return dump_synced(c, s, vip, limit, cur & ((1ull << 48) - 1), resp);
+	}
 	if (ents == NULL || w >= c->p.n_workers) {
 		free(ents);
 		return ents == NULL ? -ENOMEM : -EINVAL;
@@ -459,7 +492,7 @@ dump(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg *res
 	resp->dump.entries = c->flows;
 	if (wr.cursor != FLOWTAB_WALK_END)
 		resp->dump.next_cursor = 1 + ((uint64_t)w << 48 | wr.cursor);
-	else if (w + 1 < c->p.n_workers)
+	else if (w + 1 < c->p.n_workers || synced_count(c->sh->synced) > 0)
 		resp->dump.next_cursor = 1 + ((uint64_t)(w + 1) << 48);
 	return 0;
 }
@@ -494,6 +527,13 @@ import(struct control *c, const struct wire_ctl_msg *req)
 		int64_t vip, dest;
 
 		control_key_from_wire(f, &k);
+		if (fl->event == WIRE_FLOW_EVENT_CLOSE) {
+			/* the flow ended at the peer, whatever backend it names
+			 * (one this node no longer has, say) */
+			synced_remove(c->sh->synced, &k);
+			c->counters[CONTROL_IMPORTED]++;
+			continue;
+		}
 		vip = viptab_lookup(s->viptab, &k, &why);
 		dest = vip < 0 ? -1 : state_dest_find(s, (uint32_t)vip,
 						      family_of_af(f->backend_family), f->backend);
@@ -501,11 +541,8 @@ import(struct control *c, const struct wire_ctl_msg *req)
 			c->counters[CONTROL_IMPORT_REJECTED]++;
 			continue;
 		}
-		if (fl->event == WIRE_FLOW_EVENT_CLOSE) {
-			synced_remove(c->sh->synced, &k);
-		} else if (synced_upsert(c->sh->synced, &k, (uint32_t)dest,
-					 now + (f->lifetime_ms < life_max ? f->lifetime_ms
-									  : life_max)) < 0) {
+		if (synced_upsert(c->sh->synced, &k, (uint32_t)dest,
+				  now + (f->lifetime_ms < life_max ? f->lifetime_ms : life_max)) < 0) {
 			c->counters[CONTROL_IMPORT_FULL]++;
 			continue;
 		}

@@ -15,7 +15,16 @@
 struct synced {
 	struct rte_hash *hash;
 	uint32_t cursor;            /* rte_hash_iterate position of the sweep */
+	uint32_t count;             /* keys in the hash: the writer's, atomic.
+				     * (rte_hash_count() still counts deleted
+				     * keys until RCU reclaims their slots.) */
 };
+
+static void
+count_add(struct synced *s, int32_t delta)
+{
+	__atomic_store_n(&s->count, s->count + (uint32_t)delta, __ATOMIC_RELAXED);
+}
 
 /* The value lives in the hash's 64-bit data word: no separate allocation. */
 static inline void *
@@ -87,16 +96,24 @@ int
 synced_upsert(struct synced *s, const struct flow_key *k, uint32_t dest,
 	      uint32_t expires_ms)
 {
+	bool known = rte_hash_lookup(s->hash, k) >= 0;
 	/* An existing key has its data word replaced atomically (LF mode). */
 	int rc = rte_hash_add_key_data(s->hash, k, value_pack(dest, expires_ms));
 
-	return rc < 0 ? -ENOSPC : 0;
+	if (rc < 0)
+		return -ENOSPC;
+	if (!known)
+		count_add(s, 1);
+	return 0;
 }
 
 int
 synced_remove(struct synced *s, const struct flow_key *k)
 {
-	return rte_hash_del_key(s->hash, k) < 0 ? -ENOENT : 0;
+	if (rte_hash_del_key(s->hash, k) < 0)
+		return -ENOENT;
+	count_add(s, -1);
+	return 0;
 }
 
 uint32_t
@@ -122,6 +139,7 @@ synced_expire(struct synced *s, uint32_t now_ms, uint32_t budget,
 				freed++;
 		}
 	}
+	count_add(s, -(int32_t)freed);
 	return freed;
 }
 
@@ -132,7 +150,7 @@ synced_lookup_burst(const struct synced *s, const struct flow_key *keys[],
 	void *data[SYNCED_BURST_MAX];
 	uint64_t hits = 0, live = 0;
 
-	if (n == 0 || rte_hash_count(s->hash) == 0)
+	if (n == 0 || __atomic_load_n(&s->count, __ATOMIC_RELAXED) == 0)
 		return 0;
 	if (rte_hash_lookup_bulk_data(s->hash, (const void **)keys, n, &hits, data) <= 0)
 		return 0;
@@ -146,10 +164,22 @@ synced_lookup_burst(const struct synced *s, const struct flow_key *keys[],
 	return live;
 }
 
+bool
+synced_next(const struct synced *s, uint32_t *cursor, struct flow_key *k,
+	     struct synced_value *v)
+{
+	const void *key;
+	void *data;
+
+	if (rte_hash_iterate(s->hash, &key, &data, cursor) < 0)
+		return false;
+	memcpy(k, key, sizeof(*k));
+	*v = value_unpack(data);
+	return true;
+}
+
 uint32_t
 synced_count(const struct synced *s)
 {
-	int32_t n = rte_hash_count(s->hash);
-
-	return n < 0 ? 0 : (uint32_t)n;
+	return __atomic_load_n(&s->count, __ATOMIC_RELAXED);
 }

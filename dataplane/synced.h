@@ -54,7 +54,15 @@ uint32_t synced_expire(struct synced *s, uint32_t now_ms, uint32_t budget,
 uint64_t synced_lookup_burst(const struct synced *s, const struct flow_key *keys[],
 			     uint32_t n, uint32_t now_ms, struct synced_value out[]);
 
-/* Entries held (any thread; approximate while the writer runs). */
+/*
+ * Control thread: the next entry from *cursor (0 starts), its key into *k
+ * and value into *v; false at the end. Entries added or removed meanwhile
+ * may be missed or seen; each other one is seen once.
+ */
+bool synced_next(const struct synced *s, uint32_t *cursor, struct flow_key *k,
+		 struct synced_value *v);
+
+/* Entries held (any thread; exact for the writer, a moment old for others). */
 uint32_t synced_count(const struct synced *s);
 
 #endif /* MAGLB_DATAPLANE_SYNCED_H */

@@ -302,9 +302,11 @@ struct flowtab_entry *flowtab_insert_synced(struct flowtab *t, const struct flow
  * A packet of the flow of e: last_ms = now_ms, packets + 1, state per
  * enum flowtab_state. Returns what to export: CLOSE on the first FIN or RST
  * (never twice: the entry is then CLOSING), NEW when a SYN restarts a
- * CLOSING entry, REFRESH when the entry is not CLOSING, refresh_ms is not 0
- * and now_ms - exported_ms >= refresh_ms (exported_ms becomes now_ms), else
- * NONE. CLOSE and NEW also set exported_ms.
+ * CLOSING entry, REFRESH when a SYN entry becomes ESTABLISHED (the peers'
+ * copy, exported at the SYN, has the SYN state's short timeout), REFRESH
+ * when the entry is not CLOSING, refresh_ms is not 0 and now_ms -
+ * exported_ms >= refresh_ms, else NONE. Every export but NONE sets
+ * exported_ms = now_ms.
  */
 static inline enum flowtab_export
 flowtab_touch(struct flowtab *t, struct flowtab_entry *e, uint8_t tcp_flags, uint32_t now_ms)
@@ -321,8 +323,11 @@ flowtab_touch(struct flowtab *t, struct flowtab_entry *e, uint8_t tcp_flags, uin
 			e->exported_ms = now_ms;
 			return FLOWTAB_EXPORT_CLOSE;
 		}
-		if (!(tcp_flags & FLOWTAB_TCP_SYN))
+		if (e->state == FLOWTAB_SYN && !(tcp_flags & FLOWTAB_TCP_SYN)) {
 			e->state = FLOWTAB_ESTABLISHED;
+			e->exported_ms = now_ms;
+			return FLOWTAB_EXPORT_REFRESH;
+		}
 		break;
 	case FLOWTAB_CLOSING:
 		if ((tcp_flags & (end | FLOWTAB_TCP_SYN | FLOWTAB_TCP_ACK)) != FLOWTAB_TCP_SYN)

@@ -18,22 +18,7 @@ trap 'dp_stop "$P"; topo_teardown "$P"; rm -rf "$dir"' EXIT
 topo_setup "$P" l2 || exit 1
 start_backends "$P" || exit 1
 
-write_config() {   # backends (numbers)
-	local n bk=""
-	for n in "$@"; do
-		bk+="{ address = \"$(topo_backend_addr4 l2 "$n")\"; mac = \"$(topo_backend_mac l2 "$n")\"; },"
-	done
-	cat >"$dir/maglb.conf" <<CONF
-cluster = { hash_seed = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"; };
-node = { id = 1; address = "$TOPO_LB_ADDR4"; };
-ports = ( { name = "lan0"; device = "net_af_packet0,iface=$TOPO_LB_IF"; } );
-flows = { capacity = ${FLOWS_CAPACITY:-65536}; shared_capacity = 65536; ${FLOWS_EXTRA:-} };
-vips = (
-  { name = "web"; address = "$TOPO_VIP4"; port = $TOPO_PORT; protocol = "tcp"; encap = "l2";
-    backends = ( ${bk%,} ); }
-);
-CONF
-}
+write_config() { dp_l2_web_config "$dir/maglb.conf" "$@"; }   # backends (numbers)
 write_config 1 2 3
 dp_start "$P" "$dir/maglb.conf" || exit 1
 

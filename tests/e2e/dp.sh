@@ -6,6 +6,9 @@
 #   dp_ctl PREFIX ARGS...        maglbctl against it
 #   dp_counter PREFIX SCOPE NAME the value of one counter
 #   dp_stop PREFIX               SIGTERM, await a clean exit (fails otherwise)
+#   dp_l2_web_config FILE N...   a config of one l2 TCP VIP "web" (TOPO_VIP4,
+#                                TOPO_PORT) to l2 backends N...; FLOWS_CAPACITY
+#                                and FLOWS_EXTRA (keys of the flows group) if set
 #
 # Binaries come from MAGLB_BUILD (default: build/ of this checkout). Each
 # prefix gets its own EAL file prefix and IPC service, so tests can run one
@@ -19,6 +22,24 @@ dp_ctl() {
 	local p=$1
 	shift
 	ip netns exec "${p}lb" "$MAGLB_BUILD/ctl/maglbctl" --service "$(dp_service "$p")" "$@"
+}
+
+dp_l2_web_config() {
+	local out=$1 n bk=""
+	shift
+	for n in "$@"; do
+		bk+="{ address = \"$(topo_backend_addr4 l2 "$n")\"; mac = \"$(topo_backend_mac l2 "$n")\"; },"
+	done
+	cat >"$out" <<CONF
+cluster = { hash_seed = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"; };
+node = { id = 1; address = "$TOPO_LB_ADDR4"; };
+ports = ( { name = "lan0"; device = "net_af_packet0,iface=$TOPO_LB_IF"; } );
+flows = { capacity = ${FLOWS_CAPACITY:-65536}; shared_capacity = 65536; ${FLOWS_EXTRA:-} };
+vips = (
+  { name = "web"; address = "$TOPO_VIP4"; port = $TOPO_PORT; protocol = "tcp"; encap = "l2";
+    backends = ( ${bk%,} ); }
+);
+CONF
 }
 
 _dp_up() { dp_ctl "$1" status >/dev/null 2>&1; }

@@ -362,9 +362,12 @@ START_TEST(test_tcp_state_machine)
 	ck_assert_uint_eq(e->state, FLOWTAB_SYN);
 	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_SYN, 1), FLOWTAB_EXPORT_NONE);
 	ck_assert_uint_eq(e->state, FLOWTAB_SYN);      /* retransmitted SYN */
-	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, 2), FLOWTAB_EXPORT_NONE);
+	/* established: exported, so that peers' copies get its timeout; once */
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, 2), FLOWTAB_EXPORT_REFRESH);
 	ck_assert_uint_eq(e->state, FLOWTAB_ESTABLISHED);
-	ck_assert_uint_eq(e->packets, 3);
+	ck_assert_uint_eq(e->exported_ms, 2);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, 2), FLOWTAB_EXPORT_NONE);
+	ck_assert_uint_eq(e->packets, 4);
 	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_FIN | FLOWTAB_TCP_ACK, 3),
 			 FLOWTAB_EXPORT_CLOSE);
 	ck_assert_uint_eq(e->state, FLOWTAB_CLOSING);
@@ -460,17 +463,20 @@ START_TEST(test_refresh_once_per_interval)
 
 		ck_assert_int_ne(x, FLOWTAB_EXPORT_CLOSE);
 		if (x == FLOWTAB_EXPORT_REFRESH) {
-			ck_assert_uint_eq(now % REFRESH_MS, 0);
+			/* the first ACK (established), then every REFRESH_MS */
+			ck_assert_uint_eq(now % REFRESH_MS, 100);
 			ck_assert_uint_eq(e->exported_ms, now);
 			refreshes++;
 		}
 	}
-	ck_assert_uint_eq(refreshes, 3);               /* at 30, 60, 90 s */
+	ck_assert_uint_eq(refreshes, 4);               /* at 0.1, 30.1, 60.1, 90.1 s */
 
 	p.refresh_ms = 0;
 	never = flowtab_create(&p);
 	ck_assert_ptr_nonnull(never);
 	e = flowtab_insert(never, &k, 1, FLOWTAB_TCP_SYN, 0, NULL);
+	/* no periodic refresh; the state change is still exported */
+	ck_assert_int_eq(flowtab_touch(never, e, FLOWTAB_TCP_ACK, 500), FLOWTAB_EXPORT_REFRESH);
 	for (uint32_t now = 1000; now <= 200000; now += 1000)
 		ck_assert_int_eq(flowtab_touch(never, e, FLOWTAB_TCP_ACK, now),
 				 FLOWTAB_EXPORT_NONE);
@@ -718,15 +724,16 @@ START_TEST(test_time_wraps)
 	ck_assert_ptr_nonnull(e);
 	ck_assert(!flowtab_expired(t, e, t0 + SYN_MS - 1));   /* wrapped: 5999 */
 	ck_assert(flowtab_expired(t, e, t0 + SYN_MS));
-	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, t0 + 1000), FLOWTAB_EXPORT_NONE);
-	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, t0 + REFRESH_MS - 1),
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, t0 + 1000),
+			 FLOWTAB_EXPORT_REFRESH);        /* established */
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, t0 + 1000 + REFRESH_MS - 1),
 			 FLOWTAB_EXPORT_NONE);
-	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, t0 + REFRESH_MS),
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, t0 + 1000 + REFRESH_MS),
 			 FLOWTAB_EXPORT_REFRESH);
-	ck_assert(!flowtab_expired(t, e, t0 + REFRESH_MS + EST_MS - 1));
-	ck_assert(flowtab_expired(t, e, t0 + REFRESH_MS + EST_MS));
-	ck_assert_uint_eq(flowtab_expire(t, t0 + REFRESH_MS + 1000, 100), 0);
-	ck_assert_uint_eq(flowtab_expire(t, t0 + REFRESH_MS + EST_MS, 100), 1);
+	ck_assert(!flowtab_expired(t, e, t0 + 1000 + REFRESH_MS + EST_MS - 1));
+	ck_assert(flowtab_expired(t, e, t0 + 1000 + REFRESH_MS + EST_MS));
+	ck_assert_uint_eq(flowtab_expire(t, t0 + 1000 + REFRESH_MS + 1000, 100), 0);
+	ck_assert_uint_eq(flowtab_expire(t, t0 + 1000 + REFRESH_MS + EST_MS, 100), 1);
 
 	/* the token bucket refills across the wrap: 99 tokens left at t0,
 	 * a full burst (100) by t0 + 3995, 10 more at t0 + 4005 (wrapped) */
