@@ -2,13 +2,16 @@
 # Running maglb-dataplane in a topology of lib.sh, for the e2e tests.
 #
 #   . tests/e2e/lib.sh; . tests/e2e/dp.sh
-#   dp_start PREFIX CONFIG       start it in ${PREFIX}lb, await its IPC
+#   dp_start PREFIX CONFIG       start it in ${PREFIX}lb, await its IPC; its
+#                                lcores are DP_CORES (default "-l 0,1": the
+#                                control thread and one worker)
 #   dp_ctl PREFIX ARGS...        maglbctl against it
 #   dp_counter PREFIX SCOPE NAME the value of one counter
 #   dp_stop PREFIX               SIGTERM, await a clean exit (fails otherwise)
 #   dp_l2_web_config FILE N...   a config of one l2 TCP VIP "web" (TOPO_VIP4,
 #                                TOPO_PORT) to l2 backends N...; FLOWS_CAPACITY
-#                                and FLOWS_EXTRA (keys of the flows group) if set
+#                                and FLOWS_EXTRA (keys of the flows group) if set,
+#                                DEVICE_EXTRA (",key=value" of the port's vdev)
 #
 # Binaries come from MAGLB_BUILD (default: build/ of this checkout). Each
 # prefix gets its own EAL file prefix and IPC service, so tests can run one
@@ -33,7 +36,7 @@ dp_l2_web_config() {
 	cat >"$out" <<CONF
 cluster = { hash_seed = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"; };
 node = { id = 1; address = "$TOPO_LB_ADDR4"; };
-ports = ( { name = "lan0"; device = "net_af_packet0,iface=$TOPO_LB_IF"; } );
+ports = ( { name = "lan0"; device = "net_af_packet0,iface=$TOPO_LB_IF${DEVICE_EXTRA:-}"; } );
 flows = { capacity = ${FLOWS_CAPACITY:-65536}; shared_capacity = 65536; ${FLOWS_EXTRA:-} };
 vips = (
   { name = "web"; address = "$TOPO_VIP4"; port = $TOPO_PORT; protocol = "tcp"; encap = "l2";
@@ -46,10 +49,11 @@ _dp_up() { dp_ctl "$1" status >/dev/null 2>&1; }
 _dp_up_or_gone() { _dp_up "$1" || _pid_gone "$2"; }
 
 dp_start() {
-	local p=$1 conf=$2 dir
+	local p=$1 conf=$2 dir cores
 	dir=$(topo_dir "$p")
+	read -ra cores <<<"${DP_CORES:--l 0,1}"
 	ip netns exec "${p}lb" "$MAGLB_BUILD/dataplane/maglb-dataplane" --no-huge --no-shconf \
-		-m 512 --no-pci -l 0,1 --file-prefix "${p}dp" --log-level=lib.eal:warning -- \
+		-m 512 --no-pci "${cores[@]}" --file-prefix "${p}dp" --log-level=lib.eal:warning -- \
 		-c "$conf" -f --poll adaptive --service "$(dp_service "$p")" \
 		>"$dir/dataplane.out" 2>"$dir/dataplane.err" &
 	echo $! >"$dir/dataplane.pid"

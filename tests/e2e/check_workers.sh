@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Two workers on one port, end to end: each its own RX and TX queue
+# (net_af_packet qpairs=2: the kernel's fanout spreads flows by their hash,
+# as RSS does on a NIC) and its own flow table, shared nothing. Real TCP
+# through both; every connection's packets meet one worker (one entry per
+# connection in all), both workers carry some, and the control thread's
+# views (status, flows, the FLOWS gauge) add the two tables up. Two worker
+# lcores share a CPU here (adaptive polling), the control thread the other.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+. tests/e2e/lib.sh
+. tests/e2e/dp.sh
+
+P=e2ewk-
+CONNS=100
+dir=$(mktemp -d)
+trap 'dp_stop "$P"; topo_teardown "$P"; rm -rf "$dir"' EXIT
+topo_setup "$P" l2 || exit 1
+start_backends "$P" || exit 1
+
+DEVICE_EXTRA=",qpairs=2" dp_l2_web_config "$dir/maglb.conf" 1 2 3
+DP_CORES="--lcores=0@0,1@1,2@1" dp_start "$P" "$dir/maglb.conf" || exit 1
+
+check "status: two workers" test "$(dp_ctl "$P" --json status | jq .workers)" -eq 2
+run_in "${P}c" "$LBTOOLS/lbclient" --connect "$TOPO_VIP4" "$TOPO_PORT" --json \
+	--conns "$CONNS" --rounds 3 >"$dir/conns.json" 2>"$dir/conns.err"
+check "$CONNS TCP connections: right payloads, one backend each, all three used" \
+	clients_ok "$dir/conns.json" 5
+new0=$(dp_counter "$P" worker0 NEW_FLOWS)
+new1=$(dp_counter "$P" worker1 NEW_FLOWS)
+check "both workers took new connections (worker0 $new0, worker1 $new1)" \
+	test "$new0" -gt 0 -a "$new1" -gt 0
+check "one entry per connection in all: a connection's packets meet one worker" \
+	test $((new0 + new1)) -eq "$CONNS"
+# The entries linger (CLOSING, tcp_closing 10 s) after the connections end.
+check "maglbctl flows pages through both tables: $CONNS distinct flows" \
+	test "$(dp_ctl "$P" --json flows |
+		jq '[.flows[] | "\(.client):\(.client_port)"] | unique | length')" -eq "$CONNS"
+check "status: flows_local sums the two tables" \
+	test "$(dp_ctl "$P" --json status | jq .flows_local)" -eq "$CONNS"
+check "the VIP's FLOWS gauge sums the two workers' entries" \
+	test "$(dp_ctl "$P" --json vips web | jq '.vips[0].flows')" -eq "$CONNS"
+check "the dataplane stops cleanly on SIGTERM" dp_stop "$P"
+e2e_summary
