@@ -129,6 +129,9 @@ counters_dests(struct control *c, struct counter_list *l)
 		[WORKER_DEST_BYTES] = "BYTES",
 		[WORKER_DEST_NEW] = "NEW_FLOWS",
 		[WORKER_DEST_FLOWS] = "FLOWS",
+		[WORKER_DEST_UNTRACKED] = "UNTRACKED",
+		[WORKER_DEST_SYNCED_HITS] = "SYNCED_HITS",
+		[WORKER_DEST_MAGLEV_PICKS] = "MAGLEV_PICKS",
 	};
 	const struct dp_state *s = control_state(c);
 	char scope[WIRE_NAME_MAX], addr[INET6_ADDRSTRLEN];

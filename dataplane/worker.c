@@ -346,6 +346,7 @@ on_synced(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t
 	enum flowtab_refuse why;
 
 	w->counters.event[DP_EVENT_SYNCED_HITS]++;
+	w->dest_counters[v->dest][WORKER_DEST_SYNCED_HITS]++;
 	if (e != NULL)
 		flowtab_remove(w->flows, e);    /* an expired entry of the same key */
 	e = flowtab_insert_synced(w->flows, &b->meta[i].key, v->dest,
@@ -353,6 +354,7 @@ on_synced(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t
 				  now_ms, &why);
 	if (e == NULL) {
 		w->counters.event[DP_EVENT_UNTRACKED]++;
+		w->dest_counters[v->dest][WORKER_DEST_UNTRACKED]++;
 		forward(w, b, st, i, v->dest);
 		return;
 	}
@@ -377,6 +379,7 @@ on_new(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
 		return;
 	}
 	w->counters.event[DP_EVENT_MAGLEV_PICKS]++;
+	w->dest_counters[pick][WORKER_DEST_MAGLEV_PICKS]++;
 	if (meta->kind == PKT_KIND_ICMP_ERROR) {
 		forward(w, b, st, i, (uint32_t)pick);   /* never creates a flow */
 		return;
@@ -393,6 +396,7 @@ on_new(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
 	}
 	if (e == NULL) {
 		w->counters.event[DP_EVENT_UNTRACKED]++;
+		w->dest_counters[pick][WORKER_DEST_UNTRACKED]++;
 	} else {
 		flows_add(w, (uint32_t)pick, 1);
 		e->user = st->vip_gen;

@@ -9,6 +9,7 @@
 #ifndef MAGLB_DATAPLANE_WORKER_H
 #define MAGLB_DATAPLANE_WORKER_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -83,7 +84,11 @@ struct worker_req {
 
 /* A worker's counters per destination (dest_counters). */
 enum { WORKER_DEST_PACKETS = 0, WORKER_DEST_BYTES, WORKER_DEST_NEW, WORKER_DEST_FLOWS,
-       WORKER_DEST_MAX };
+       WORKER_DEST_UNTRACKED, WORKER_DEST_SYNCED_HITS, WORKER_DEST_MAGLEV_PICKS,
+       WORKER_DEST_MAX,
+       WORKER_DEST_ROW = 8 };      /* counters a row: one cache line per destination */
+
+static_assert(WORKER_DEST_MAX <= WORKER_DEST_ROW, "a destination's counters fit its row");
 
 struct worker {
 	unsigned id;
@@ -99,7 +104,7 @@ struct worker {
 	uint64_t req_seq, done_seq;     /* atomics */
 	/* [dest id]: packets, bytes, new flows, and the gauge of this worker's
 	 * entries that carry it (FLOWS: expired ones until freed) */
-	uint64_t (*dest_counters)[WORKER_DEST_MAX];
+	uint64_t (*dest_counters)[WORKER_DEST_ROW];
 	uint32_t expire_ms;             /* when the expiry scan last ran */
 	uint32_t mtu;                   /* the port's, cached: fixed until restart */
 	uint64_t mac, mac_mask;         /* the port's MAC as the first 8 bytes of a

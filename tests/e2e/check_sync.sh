@@ -163,6 +163,8 @@ check "import: every held connection completes on its original backend" \
 synced_hits=$(dp_counter "$P" total SYNCED_HITS)
 new_flows=$(dp_counter "$P" total NEW_FLOWS)
 check "import: SYNCED_HITS >= $CONNS (SYNCED_HITS $synced_hits)" test "$synced_hits" -ge "$CONNS"
+check "import: the VIP's SYNCED_HITS counter has them all (vip:web SYNCED_HITS)" \
+	test "$(dp_counter "$P" vip:web SYNCED_HITS)" -eq "$synced_hits"
 check "import: the restarted dataplane picked no flow by Maglev (NEW_FLOWS $new_flows)" \
 	test "$new_flows" -eq 0
 

@@ -4,8 +4,10 @@
 # as RSS does on a NIC) and its own flow table, shared nothing. Real TCP
 # through both; every connection's packets meet one worker (one entry per
 # connection in all), both workers carry some, and the control thread's
-# views (status, flows, the FLOWS gauge) add the two tables up. Two worker
-# lcores share a CPU here (adaptive polling), the control thread the other.
+# views (status, flows, the FLOWS gauge) add the two tables up. Then an
+# insert cap set by reload: the flows past it go by Maglev alone, untracked,
+# and still complete. Two worker lcores share a CPU here (adaptive polling),
+# the control thread the other.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/e2e/lib.sh
@@ -40,5 +42,28 @@ check "status: flows_local sums the two tables" \
 	test "$(dp_ctl "$P" --json status | jq .flows_local)" -eq "$CONNS"
 check "the VIP's FLOWS gauge sums the two workers' entries" \
 	test "$(dp_ctl "$P" --json vips web | jq '.vips[0].flows')" -eq "$CONNS"
+check "Maglev picked every new connection's backend (vip:web MAGLEV_PICKS)" \
+	test "$(dp_counter "$P" vip:web MAGLEV_PICKS)" -eq "$CONNS"
+
+# An insert cap of 1 flow/s per worker (a bucket of 64): 300 connections at
+# once overflow it; the overflow is forwarded by Maglev alone.
+DEVICE_EXTRA=",qpairs=2" FLOWS_EXTRA="insert_rate = 1;" \
+	dp_l2_web_config "$dir/maglb.conf" 1 2 3
+check "reload with insert_rate = 1: exit 0" dp_ctl "$P" reload
+new_before=$(dp_counter "$P" total NEW_FLOWS)
+run_in "${P}c" "$LBTOOLS/lbclient" --connect "$TOPO_VIP4" "$TOPO_PORT" --json \
+	--conns 300 --rounds 3 >"$dir/capped.json" 2>"$dir/capped.err"
+check "past the insert cap: 300 connections complete all the same, one backend each" \
+	clients_ok "$dir/capped.json"
+# UNTRACKED counts packets: each packet of a flow without an entry tries
+# again. Inserted: the two buckets (64 each) and the refill (1/s each).
+untracked=$(($(dp_counter "$P" worker0 UNTRACKED) + $(dp_counter "$P" worker1 UNTRACKED)))
+inserted=$(($(dp_counter "$P" total NEW_FLOWS) - new_before))
+check "past the insert cap: $inserted flows inserted (at most 128 + the refill)" \
+	test "$inserted" -le 140
+check "past the insert cap: the others' packets forwarded untracked ($untracked)" \
+	test "$untracked" -ge $((300 - inserted))
+check "the VIP's UNTRACKED counter is the workers' (vip:web UNTRACKED)" \
+	test "$(dp_counter "$P" vip:web UNTRACKED)" -eq "$untracked"
 check "the dataplane stops cleanly on SIGTERM" dp_stop "$P"
 e2e_summary
