@@ -177,16 +177,21 @@ queue_tx(struct worker *w, struct burst *b, struct rte_mbuf *m, uint32_t dest)
 }
 
 /* m's data starts with hdr_len bytes for d's tunnel header, then an inner
- * packet of inner_len bytes of packet meta: write the header. */
+ * packet of inner_len bytes of packet meta: write the header. An outer IPv4
+ * header without DF (the inner had none) may be fragmented on the way: it
+ * gets an ID of the worker's sequence (RFC 6864); with DF, ID 0. */
 static inline __attribute__((always_inline)) void
-tunnel_write(struct rte_mbuf *m, const struct pkt_meta *meta, const struct dp_dest *d,
-	     uint16_t hdr_len, uint16_t inner_len)
+tunnel_write(struct worker *w, struct rte_mbuf *m, const struct pkt_meta *meta,
+	     const struct dp_dest *d, uint16_t hdr_len, uint16_t inner_len)
 {
+	uint8_t *hdr = rte_pktmbuf_mtod(m, uint8_t *);
+
 	m->data_len = (uint16_t)(hdr_len + inner_len);
 	m->pkt_len = m->data_len;
-	encap_write(rte_pktmbuf_mtod(m, uint8_t *), &d->tunnel, meta->family, inner_len,
-		    meta->tos, meta->df != 0, 0,
+	encap_write(hdr, &d->tunnel, meta->family, inner_len, meta->tos, meta->df != 0, 0,
 		    d->tunnel.outer_family == FLOW_FAMILY_IPV6 ? label_hash(&meta->key) : 0);
+	if (unlikely(!meta->df))
+		encap_set_id(hdr, &d->tunnel, w->ip_id++);
 }
 
 /*
@@ -231,11 +236,11 @@ forward_fragments(struct worker *w, struct burst *b, uint32_t i, const struct dp
 			drop(w, m, DP_DROP_CANNOT_FRAGMENT);
 			return;
 		}
-		tunnel_write(f[k], meta, d, hdr_len, (uint16_t)len);
+		tunnel_write(w, f[k], meta, d, hdr_len, (uint16_t)len);
 	}
 	ipfrag_first(ip, &plan);
 	m->data_off = (uint16_t)off;
-	tunnel_write(m, meta, d, hdr_len, ipfrag_len(&plan, 0));
+	tunnel_write(w, m, meta, d, hdr_len, ipfrag_len(&plan, 0));
 	f[0] = m;
 	if (b->n_tx + n > RTE_DIM(b->tx)) {     /* make room: send what is queued */
 		transmit(w, b->tx, b->n_tx, b->tx_bytes);
@@ -282,7 +287,7 @@ forward(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i
 			return;
 		}
 		m->data_off = (uint16_t)off;
-		tunnel_write(m, meta, d, hdr_len, meta->ip_len);
+		tunnel_write(w, m, meta, d, hdr_len, meta->ip_len);
 	}
 	queue_tx(w, b, m, dest);
 }
@@ -778,6 +783,7 @@ worker_init(struct worker *w, unsigned id, unsigned lcore, struct dp_shared *sha
 	w->shared = shared;
 	w->pool = pool;
 	cache_port(w, &shared->port);
+	w->ip_id = (uint16_t)rte_rand();
 	w->dest_counters = rte_zmalloc_socket("dest_counters",
 					      max_dests * sizeof(*w->dest_counters), 64, socket);
 	p.seed = rte_rand();

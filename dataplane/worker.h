@@ -107,6 +107,7 @@ struct worker {
 	uint64_t (*dest_counters)[WORKER_DEST_ROW];
 	uint32_t expire_ms;             /* when the expiry scan last ran */
 	uint32_t mtu;                   /* the port's, cached: fixed until restart */
+	uint16_t ip_id;                 /* next outer IPv4 ID without DF */
 	uint64_t mac, mac_mask;         /* the port's MAC as the first 8 bytes of a
 					 * frame read whole, masked (for_this_port) */
 	struct dp_counters counters;

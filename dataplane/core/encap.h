@@ -160,6 +160,27 @@ encap_overhead(const struct encap_tunnel *t)
 }
 
 /*
+ * Give the outer IPv4 header that encap_write() wrote into hdr with ID 0 the
+ * ID id, its checksum updated (RFC 1624: the old field was 0). For outer
+ * headers without DF, which may be fragmented on the way and so need IDs
+ * that differ (RFC 6864); a no-op for IPv6 and L2 tunnels. Off the fast
+ * path: most packets have DF.
+ */
+static inline void
+encap_set_id(uint8_t *hdr, const struct encap_tunnel *t, uint16_t id)
+{
+	uint8_t *ip = hdr + ENCAP_ETH_LEN;
+	uint32_t sum;
+
+	if (t->layout != ENCAP_LAYOUT_GRE4 && t->layout != ENCAP_LAYOUT_IPIP4)
+		return;
+	sum = (uint16_t)~(ip[10] << 8 | ip[11]) + (uint32_t)id;
+	sum = (sum & 0xffff) + (sum >> 16);
+	be16_put(ip + 4, id);
+	be16_put(ip + 10, (uint16_t)~sum);
+}
+
+/*
  * Write [Ethernet][outer IP][GRE if any] into hdr, exactly
  * 14 + encap_overhead(t) bytes, for an inner IP packet of inner_len bytes
  * and family inner_family (4 or 6; anything else is taken as 6). inner_tos

@@ -10,7 +10,8 @@
  *   - a GRE packet (outer IPv4 or IPv6) from the node to a backend of the
  *     VIP of the input packet it carries, byte for byte, through the
  *     gateway MAC: outer checksum, lengths, TTL 64, DF and TOS / traffic
- *     class copied, ID 0, a flow label, GRE without flags;
+ *     class copied, ID 0 with DF and an ID no other output without DF has
+ *     (RFC 6864) without, a flow label, GRE without flags;
  *   - a GRE packet as above carrying one fragment of an input packet whose
  *     fate is "frag K" (IPv4 without DF, over the MTU once in its tunnel),
  *     matched to it by source, destination, protocol and ID (and, among
@@ -163,6 +164,7 @@ struct check {
 	uint8_t port_mac[6], router_mac[6], gateway_mac[6];
 	struct addr node4, node6;
 	unsigned mtu;               /* the port's; 0: no "mtu" line */
+	uint8_t ids[65536 / 8];     /* outer IPv4 IDs seen without DF */
 	struct vip vips[VIPS_MAX];
 	unsigned n_vips;
 	struct input in[FRAMES_MAX];
@@ -679,12 +681,16 @@ check_outer4(struct check *c, unsigned k, const uint8_t *ip, uint32_t total,
 		why = "outer TTL not 64";
 	else if (!addr_eq(&src, &c->node4))
 		why = "outer source is not the node's address";
-	else if (get16(ip + 4) != 0)
-		why = "outer ID not 0";
 	else if (((ip[6] & 0x40) != 0) != (inner->df != 0) || (get16(ip + 6) & 0xbfff) != 0)
 		why = "outer DF not the inner packet's (or MF/offset set)";
+	else if (inner->df && get16(ip + 4) != 0)
+		why = "outer ID not 0 with DF";
+	else if (!inner->df && (c->ids[get16(ip + 4) / 8] >> (get16(ip + 4) % 8) & 1))
+		why = "outer ID without DF repeats an earlier output's";
 	else if (ip[1] != inner->tos)
 		why = "outer TOS not the inner packet's";
+	if (!inner->df)
+		c->ids[get16(ip + 4) / 8] |= (uint8_t)(1u << (get16(ip + 4) % 8));
 	if (why != NULL)
 		fail(c, "output frame %u: %s", k + 1, why);
 	return why == NULL;

@@ -1296,6 +1296,37 @@ START_TEST(test_ipfrag_options)
 }
 END_TEST
 
+/* encap_set_id() on a header written with ID 0 gives the bytes encap_write()
+ * writes with that ID; IPv6 outer headers are left alone. */
+START_TEST(test_encap_set_id)
+{
+	static const enum encap_kind kinds[] = { ENCAP_GRE, ENCAP_IPIP };
+	static const uint16_t ids[] = { 1, 0x1234, 0x8000, 0xfffe, 0xffff };
+
+	for (unsigned k = 0; k < 2; k++) {
+		struct encap_tunnel t4, t6;
+
+		tunnel(&t4, kinds[k], 4);
+		tunnel(&t6, kinds[k], 6);
+		for (unsigned i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+			for (uint16_t len = 40; len < 1500; len = (uint16_t)(len * 3 + 1)) {
+				uint8_t a[ENCAP_HDR_MAX], b[ENCAP_HDR_MAX], c[ENCAP_HDR_MAX];
+
+				encap_write(a, &t4, 4, len, 0x28, false, 0, 0);
+				encap_set_id(a, &t4, ids[i]);
+				encap_write(b, &t4, 4, len, 0x28, false, ids[i], 0);
+				ck_assert_mem_eq(a, b, 14u + encap_overhead(&t4));
+				ck_assert(t_csum_ok(a + 14, 20));
+				encap_write(a, &t6, 4, len, 0x28, false, 0, 77);
+				memcpy(c, a, sizeof(c));
+				encap_set_id(a, &t6, ids[i]);
+				ck_assert_mem_eq(a, c, 14u + encap_overhead(&t6));
+			}
+		}
+	}
+}
+END_TEST
+
 START_TEST(test_ipfrag_write_bounds)
 {
 	static uint8_t ip[1500], out[64];
@@ -1366,6 +1397,7 @@ encap_suite(void)
 	tcase_add_test(tf, test_ipfrag_of_a_fragment);
 	tcase_add_test(tf, test_ipfrag_options);
 	tcase_add_test(tf, test_ipfrag_write_bounds);
+	tcase_add_test(tf, test_encap_set_id);
 	suite_add_tcase(s, tf);
 	return s;
 }
