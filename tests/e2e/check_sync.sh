@@ -192,6 +192,16 @@ check "import: $CONNS close events sent" \
 check "import: the closes emptied the synced table" \
 	test "$(dp_ctl "$P" --json status | jq .flows_synced)" -eq 0
 
+# A peer's lifetime past this node's longest timeout (900 s) is capped.
+echo "new tcp $TOPO_VIP4 $TOPO_PORT $TOPO_CLIENT4 3 $B1 4000000000 -" >"$dir/long.txt"
+lbsync import --in "$dir/long.txt" >"$dir/long.out" 2>&1
+long_capped() {
+	dp_ctl "$P" --json flow lookup "$TOPO_VIP4" "$TOPO_PORT" tcp "$TOPO_CLIENT4" 3 |
+		jq -e '.table == "synced" and .flow.lifetime_ms > 0 and
+			.flow.lifetime_ms <= 900000' >/dev/null
+}
+check "import: a 4000000 s lifetime is held for 900 s at most" long_capped
+
 # --------------------------------------------------------------- c. control
 restart 1 2 || exit 1
 client_held control || exit 1

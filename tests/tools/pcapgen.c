@@ -22,8 +22,9 @@
  *              exactly at it, small, an IPv6 non-first fragment (no reply
  *              allowed about it); IPv4 without DF over it, fragmented: plain,
  *              with options (copied and not), both pieces of a datagram
- *              already fragmented (offsets and MF kept), and one that
- *              exactly fits (not fragmented)
+ *              already fragmented (offsets and MF kept), one that
+ *              exactly fits (not fragmented), and a piece whose fragments
+ *              would pass the 13-bit offset (dropped: CANNOT_FRAGMENT)
  *   malformed  truncated and malformed frames of every kind the parser
  *              knows, then one good packet
  *
@@ -927,6 +928,12 @@ toobig_fragments4(struct gen *g)
 	n = ip_make(ip, &client, &vip, PROTO_TCP, &o, l4 + chunk, chunk);
 	emit_ip(g, ip, n, FATE_FRAG, "2", F_FRAG, key,
 		"IPv4 last fragment (offset 1480) without DF, 1500 bytes: 2 fragments");
+	/* a piece at offset 64800 would end past the 13-bit offset field */
+	o.id = 6101;
+	o.frag_off = 64800;
+	n = ip_make(ip, &client, &vip, PROTO_TCP, &o, l4, chunk);
+	emit_ip(g, ip, n, FATE_DROP, "CANNOT_FRAGMENT", F_FRAG, key,
+		"IPv4 fragment at offset 64800 without DF, 1500 bytes: cannot be split");
 }
 
 static void
