@@ -463,24 +463,21 @@ dump(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg *res
 	int vip = q->vip[0] != '\0' ? state_vip_find(s, q->vip) : -1;
 	uint64_t cur = q->cursor == 0 ? 0 : q->cursor - 1;
 	unsigned w = (unsigned)(cur >> 48);
-	struct flowtab_entry *ents = calloc(limit, sizeof(*ents));
-	struct worker_req wr = { .kind = WORKER_REQ_DUMP, .out = ents, .max = limit,
+	struct worker_req wr = { .kind = WORKER_REQ_DUMP, .max = limit,
 				 .cursor = cur & ((1ull << 48) - 1) };
 	uint32_t now = control_now_ms(c);
+	struct flowtab_entry *ents;
 
 	resp->kind = WIRE_CTL_DUMP_RESPONSE;
-	if (q->vip[0] != '\0' && vip < 0) {
-		free(ents);
+	if (q->vip[0] != '\0' && vip < 0)
 		return -ENOENT;
-	}
-	if (ents != NULL && w == c->p.n_workers) {
-		free(ents);
-		return dump_synced(c, s, vip, limit, cur & ((1ull << 48) - 1), resp);
-	}
-	if (ents == NULL || w >= c->p.n_workers) {
-		free(ents);
-		return ents == NULL ? -ENOMEM : -EINVAL;
-	}
+	if (w == c->p.n_workers)
+		return dump_synced(c, s, vip, limit, wr.cursor, resp);
+	if (w > c->p.n_workers)
+		return -EINVAL;
+	ents = wr.out = calloc(limit, sizeof(*ents));
+	if (ents == NULL)
+		return -ENOMEM;
 	worker_request(&c->p.workers[w], &wr);
 	for (uint32_t i = 0; i < wr.count; i++) {
 		const struct flowtab_entry *e = &ents[i];

@@ -96,9 +96,11 @@ int
 synced_upsert(struct synced *s, const struct flow_key *k, uint32_t dest,
 	      uint32_t expires_ms)
 {
-	bool known = rte_hash_lookup(s->hash, k) >= 0;
+	hash_sig_t sig = rte_hash_hash(s->hash, k);      /* once for both calls */
+	bool known = rte_hash_lookup_with_hash(s->hash, k, sig) >= 0;
 	/* An existing key has its data word replaced atomically (LF mode). */
-	int rc = rte_hash_add_key_data(s->hash, k, value_pack(dest, expires_ms));
+	int rc = rte_hash_add_key_with_hash_data(s->hash, k, sig,
+						 value_pack(dest, expires_ms));
 
 	if (rc < 0)
 		return -ENOSPC;

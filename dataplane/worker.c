@@ -31,8 +31,8 @@ const char *const worker_poll_names[WORKER_POLL_MAX] = {
 
 enum {
 	BURST = 32,
-	FRAG_MAX = BURST,           /* fragments of one packet (2 when it came
-				     * within the MTU) */
+	FRAG_MAX = BURST,           /* fragments of one packet; 2 suffice for a
+				     * packet that came within the port MTU */
 	EXPIRE_SWEEP_MS = 1024,     /* the expiry scan visits the used part of */
 	EXPIRE_PER_MS_MIN = 64,     /* the table once per */
 	IDLE_POLLS = 64,            /* empty polls before adaptive sleeping */

@@ -174,7 +174,7 @@ encap_set_id(uint8_t *hdr, const struct encap_tunnel *t, uint16_t id)
 
 	if (t->layout != ENCAP_LAYOUT_GRE4 && t->layout != ENCAP_LAYOUT_IPIP4)
 		return;
-	sum = (uint16_t)~(ip[10] << 8 | ip[11]) + (uint32_t)id;
+	sum = (uint16_t)~be16_get(ip + 10) + (uint32_t)id;
 	sum = (sum & 0xffff) + (sum >> 16);
 	be16_put(ip + 4, id);
 	be16_put(ip + 10, (uint16_t)~sum);
