@@ -21,6 +21,7 @@
 #include "dataplane/core/packet.h"
 #include "dataplane/core/reply.h"
 #include "dataplane/core/viptab.h"
+#include "dataplane/export_batch.h"
 #include "dataplane/state.h"
 #include "dataplane/synced.h"
 
@@ -50,8 +51,9 @@ struct burst {
 	uint32_t n_tx;
 	uint64_t tx_bytes;              /* of tx[0..n_tx) */
 	struct rte_mbuf *tx[2 * BURST];
-	uint32_t n_exp;
-	struct export_rec exp[2 * BURST];
+	/* At most two records a packet: a rescheduled flow's NEW, then its
+	 * CLOSE. */
+	struct export_batch exp;
 };
 
 static inline void
@@ -65,8 +67,12 @@ static inline void
 export(struct worker *w, struct burst *b, const struct flowtab_entry *e,
        enum export_event event)
 {
-	struct export_rec *r = &b->exp[b->n_exp++];
+	struct export_rec *r = export_batch_slot(&b->exp);
 
+	if (r == NULL) {                /* the ring is full: never wait for it */
+		w->counters.event[DP_EVENT_EXPORT_DROPPED]++;
+		return;
+	}
 	r->key = e->key;
 	r->dest = e->backend;
 	r->lifetime_ms = flowtab_timeout(w->flows, (enum flowtab_state)e->state);
@@ -566,7 +572,8 @@ worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts
 	struct burst b;
 	uint32_t slow[BURST], n_slow = 0, miss[BURST], n_miss = 0, vip_gen = st->vip_gen;
 
-	b.n = b.n_tx = b.n_exp = 0;
+	b.n = b.n_tx = 0;
+	export_batch_begin(&b.exp, w->export_ring, 2 * BURST);
 	b.tx_bytes = 0;
 	w->counters.event[DP_EVENT_RX_PACKETS] += n;
 	parse_burst(w, &b, pkts, n);
@@ -596,12 +603,7 @@ worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts
 	}
 	on_misses(w, &b, st, miss, n_miss, now_ms);
 	transmit(w, b.tx, b.n_tx, b.tx_bytes);
-	if (b.n_exp > 0) {
-		unsigned done = rte_ring_sp_enqueue_burst_elem(w->export_ring, b.exp,
-							       sizeof(b.exp[0]), b.n_exp, NULL);
-
-		w->counters.event[DP_EVENT_EXPORT_DROPPED] += b.n_exp - done;
-	}
+	export_batch_end(&b.exp);
 }
 
 struct dump_arg {

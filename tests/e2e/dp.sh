@@ -11,7 +11,8 @@
 #   dp_l2_web_config FILE N...   a config of one l2 TCP VIP "web" (TOPO_VIP4,
 #                                TOPO_PORT) to l2 backends N...; FLOWS_CAPACITY
 #                                and FLOWS_EXTRA (keys of the flows group) if set,
-#                                DEVICE_EXTRA (",key=value" of the port's vdev)
+#                                DEVICE_EXTRA (",key=value" of the port's vdev),
+#                                CONF_EXTRA (more top-level groups)
 #
 # Binaries come from MAGLB_BUILD (default: build/ of this checkout). Each
 # prefix gets its own EAL file prefix and IPC service, so tests can run one
@@ -42,6 +43,7 @@ vips = (
   { name = "web"; address = "$TOPO_VIP4"; port = $TOPO_PORT; protocol = "tcp"; encap = "l2";
     backends = ( ${bk%,} ); }
 );
+${CONF_EXTRA:-}
 CONF
 }
 
