@@ -108,7 +108,6 @@ control_publish(struct control *c, struct dp_state *s)
 	c->n_retired++;
 }
 
-/* Want every next hop of the state's tunnels resolved. */
 /* The address whose MAC destination dest needs resolved (16 bytes, an IPv4
  * one zero-padded), or NULL: L2 backends and static gateway MACs need none. */
 static const uint8_t *
@@ -119,6 +118,7 @@ dest_hop(const struct state_port *sp, const struct dp_dest *dest)
 	return state_next_hop_addr(sp, dest->family, dest->addr);
 }
 
+/* Want every next hop of the state's tunnels resolved. */
 static void
 want_neighbours(struct control *c, const struct dp_state *s)
 {

@@ -503,13 +503,12 @@ dump(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg *res
 static uint32_t
 import_lifetime_max(const struct config *cfg)
 {
-	const struct config_timeouts *t = &cfg->flows.timeouts;
-	uint32_t m = t->tcp_syn;
+	const struct flowtab_params p = worker_flow_params(&cfg->flows);   /* in ms */
+	uint32_t m = p.tcp_syn_ms;
 
-	m = t->tcp_established > m ? t->tcp_established : m;
-	m = t->tcp_closing > m ? t->tcp_closing : m;
-	m = t->udp > m ? t->udp : m;
-	return m * 1000;
+	m = RTE_MAX(m, p.tcp_established_ms);
+	m = RTE_MAX(m, p.tcp_closing_ms);
+	return RTE_MAX(m, p.udp_ms);
 }
 
 /* Entries from syncd: only for VIPs and backends configured here. */

@@ -170,14 +170,11 @@ static inline void
 encap_set_id(uint8_t *hdr, const struct encap_tunnel *t, uint16_t id)
 {
 	uint8_t *ip = hdr + ENCAP_ETH_LEN;
-	uint32_t sum;
 
 	if (t->layout != ENCAP_LAYOUT_GRE4 && t->layout != ENCAP_LAYOUT_IPIP4)
 		return;
-	sum = (uint16_t)~be16_get(ip + 10) + (uint32_t)id;
-	sum = (sum & 0xffff) + (sum >> 16);
+	be16_put(ip + 10, csum_fold((uint16_t)~be16_get(ip + 10) + (uint32_t)id));
 	be16_put(ip + 4, id);
-	be16_put(ip + 10, (uint16_t)~sum);
 }
 
 /*

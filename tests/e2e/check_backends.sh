@@ -12,11 +12,7 @@ cd "$(dirname "$0")/../.."
 . tests/e2e/lib.sh
 . tests/e2e/dp.sh
 
-P=e2ebk-
-dir=$(mktemp -d)
-trap 'dp_stop "$P"; topo_teardown "$P"; rm -rf "$dir"' EXIT
-topo_setup "$P" l2 || exit 1
-start_backends "$P" || exit 1
+dp_l2_setup e2ebk- || exit 1
 
 write_config() { dp_l2_web_config "$dir/maglb.conf" "$@"; }   # backends (numbers)
 write_config 1 2 3

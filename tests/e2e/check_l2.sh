@@ -7,11 +7,7 @@ cd "$(dirname "$0")/../.."
 . tests/e2e/lib.sh
 . tests/e2e/dp.sh
 
-P=e2el2-
-dir=$(mktemp -d)
-trap 'dp_stop "$P"; topo_teardown "$P"; rm -rf "$dir"' EXIT
-topo_setup "$P" l2 || exit 1
-start_backends "$P" || exit 1
+dp_l2_setup e2el2- || exit 1
 
 # VIPs on the LB segment itself: the router reaches them by ARP / ND, which
 # the dataplane answers only while it owns them.

@@ -18,12 +18,8 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/e2e/lib.sh
 . tests/e2e/dp.sh
 
-P=e2esy-
 CONNS=60
-dir=$(mktemp -d)
-trap 'dp_stop "$P"; topo_teardown "$P"; rm -rf "$dir"' EXIT
-topo_setup "$P" l2 || exit 1
-start_backends "$P" || exit 1
+dp_l2_setup e2esy- || exit 1
 
 B1=$(topo_backend_addr4 l2 1)
 B2=$(topo_backend_addr4 l2 2)

@@ -13,12 +13,8 @@ cd "$(dirname "$0")/../.." || exit 1
 . tests/e2e/lib.sh
 . tests/e2e/dp.sh
 
-P=e2ewk-
 CONNS=100
-dir=$(mktemp -d)
-trap 'dp_stop "$P"; topo_teardown "$P"; rm -rf "$dir"' EXIT
-topo_setup "$P" l2 || exit 1
-start_backends "$P" || exit 1
+dp_l2_setup e2ewk- || exit 1
 
 DEVICE_EXTRA=",qpairs=2" dp_l2_web_config "$dir/maglb.conf" 1 2 3
 DP_CORES="--lcores=0@0,1@1,2@1" dp_start "$P" "$dir/maglb.conf" || exit 1

@@ -8,6 +8,9 @@
 #   dp_ctl PREFIX ARGS...        maglbctl against it
 #   dp_counter PREFIX SCOPE NAME the value of one counter
 #   dp_stop PREFIX               SIGTERM, await a clean exit (fails otherwise)
+#   dp_l2_setup PREFIX           P=PREFIX, the l2 topology and its backends, a
+#                                work folder in $dir, and an EXIT trap that stops
+#                                the dataplane and removes both
 #   dp_l2_web_config FILE N...   a config of one l2 TCP VIP "web" (TOPO_VIP4,
 #                                TOPO_PORT) to l2 backends N...; FLOWS_CAPACITY
 #                                and FLOWS_EXTRA (keys of the flows group) if set,
@@ -26,6 +29,13 @@ dp_ctl() {
 	local p=$1
 	shift
 	ip netns exec "${p}lb" "$MAGLB_BUILD/ctl/maglbctl" --service "$(dp_service "$p")" "$@"
+}
+
+dp_l2_setup() {
+	P=$1
+	dir=$(mktemp -d)
+	trap 'dp_stop "$P"; topo_teardown "$P"; rm -rf "$dir"' EXIT
+	topo_setup "$P" l2 && start_backends "$P"
 }
 
 dp_l2_web_config() {
