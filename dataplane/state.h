@@ -145,22 +145,29 @@ struct dp_state *state_with_neighbours(struct state_ctx *ctx, const struct dp_st
 				       int *rc);
 
 /*
- * The Maglev hash of the flow k of VIP vip: a client-persistent VIP hashes
- * the client address alone. Any thread; the packet path.
+ * What the Maglev hash of the flow k of VIP vip hashes: k, or for a
+ * client-persistent VIP the client address alone, written into *scratch.
  */
+static inline const struct flow_key *
+state_hash_input(const struct dp_state *s, uint32_t vip, const struct flow_key *k,
+		 struct flow_key *scratch)
+{
+	if (s->vips[vip].hash != CONFIG_HASH_CLIENT)
+		return k;
+	*scratch = *k;                  /* persistence: the client address alone */
+	scratch->vip_port = 0;
+	scratch->client_port = 0;
+	scratch->proto = 0;
+	return scratch;
+}
+
+/* The Maglev hash of the flow k of VIP vip. Any thread; the packet path. */
 static inline uint64_t
 state_flow_hash(const struct dp_state *s, uint32_t vip, const struct flow_key *k)
 {
 	struct flow_key client;
 
-	if (s->vips[vip].hash == CONFIG_HASH_CLIENT) {
-		client = *k;            /* persistence: the client address alone */
-		client.vip_port = 0;
-		client.client_port = 0;
-		client.proto = 0;
-		k = &client;
-	}
-	return flow_key_hash(k, &s->seed);
+	return flow_key_hash(state_hash_input(s, vip, k, &client), &s->seed);
 }
 
 /* Fetch the Maglev slot of flow hash h ahead of state_maglev_pick_hash(). */

@@ -521,20 +521,21 @@ on_misses(struct worker *w, struct burst *b, const struct dp_state *st,
 	  const uint32_t *miss, uint32_t n_miss, uint32_t now_ms)
 {
 	struct synced_value sv[BURST];
-	const struct flow_key *keys[BURST];
+	const struct flow_key *keys[BURST], *input[BURST];
+	struct flow_key client[BURST];
 	/* inserted: a 256-bit filter of the hashes this burst inserted; with
 	 * 32 new flows a burst, one in 17 is looked up again (64 bits: one in 5) */
 	uint64_t hits = 0, hash[BURST], inserted[4] = { 0 };
 
-	/* Maglev's slots are random reads: hash every miss and fetch its slot
-	 * before the first pick. */
+	/* Maglev's slots are random reads: hash every miss (together: the
+	 * hashes are independent) and fetch its slot before the first pick. */
 	for (uint32_t j = 0; j < n_miss; j++) {
-		uint32_t i = miss[j];
-
-		keys[j] = b->keys[i];
-		hash[j] = state_flow_hash(st, b->vip[i], keys[j]);
-		state_maglev_prefetch(st, b->vip[i], hash[j]);
+		keys[j] = b->keys[miss[j]];
+		input[j] = state_hash_input(st, b->vip[miss[j]], keys[j], &client[j]);
 	}
+	flow_key_hash_burst(input, n_miss, &st->seed, hash);
+	for (uint32_t j = 0; j < n_miss; j++)
+		state_maglev_prefetch(st, b->vip[miss[j]], hash[j]);
 	if (n_miss > 0)
 		hits = synced_lookup_burst(w->shared->synced, keys, n_miss, now_ms, sv);
 	for (uint32_t j = 0; j < n_miss; j++) {

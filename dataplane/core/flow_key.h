@@ -53,25 +53,71 @@ flow_key_le64(const uint8_t *p)
 	return flow_key_le32(p) | flow_key_le32(p + 4) << 32;
 }
 
+/* The last word of the hash input: ports, protocol, family. */
+static inline uint64_t
+flow_key_tail(const struct flow_key *k)
+{
+	return (uint64_t)k->vip_port | (uint64_t)k->client_port << 16 |
+	       (uint64_t)k->proto << 32 | (uint64_t)k->family << 40;
+}
+
+/* The first word of an IPv4 key's hash input (its second is the tail). */
+static inline uint64_t
+flow_key_word4(const struct flow_key *k)
+{
+	return flow_key_le32(k->vip) | flow_key_le32(k->client) << 32;
+}
+
 /* The flow hash of k under the cluster seed. Thread-safe; packet path. */
 static inline uint64_t
 flow_key_hash(const struct flow_key *k, const struct hash_key *seed)
 {
 	uint64_t w[5];
-	uint64_t tail = (uint64_t)k->vip_port | (uint64_t)k->client_port << 16 |
-			(uint64_t)k->proto << 32 | (uint64_t)k->family << 40;
 
 	if (k->family == FLOW_FAMILY_IPV4) {
-		w[0] = flow_key_le32(k->vip) | flow_key_le32(k->client) << 32;
-		w[1] = tail;
+		w[0] = flow_key_word4(k);
+		w[1] = flow_key_tail(k);
 		return hash_sip13_words(seed, w, 2);
 	}
 	w[0] = flow_key_le64(k->vip);
 	w[1] = flow_key_le64(k->vip + 8);
 	w[2] = flow_key_le64(k->client);
 	w[3] = flow_key_le64(k->client + 8);
-	w[4] = tail;
+	w[4] = flow_key_tail(k);
 	return hash_sip13_words(seed, w, 5);
+}
+
+/*
+ * out[i] = flow_key_hash(keys[i], seed) for i < n (any n): the IPv4 keys
+ * together (hash_sip13_2w_burst(), several lanes at once), the others one by
+ * one. Thread-safe; the new-flow path.
+ */
+static inline void
+flow_key_hash_burst(const struct flow_key *const keys[], uint32_t n,
+		    const struct hash_key *seed, uint64_t out[])
+{
+	enum { CHUNK = 32 };
+	uint64_t w0[CHUNK], w1[CHUNK], h[CHUNK];
+	uint32_t at[CHUNK];
+
+	for (uint32_t base = 0; base < n; base += CHUNK) {
+		uint32_t c = n - base < CHUNK ? n - base : CHUNK, m = 0;
+
+		for (uint32_t i = 0; i < c; i++) {
+			const struct flow_key *k = keys[base + i];
+
+			if (k->family != FLOW_FAMILY_IPV4) {
+				out[base + i] = flow_key_hash(k, seed);
+				continue;
+			}
+			w0[m] = flow_key_word4(k);
+			w1[m] = flow_key_tail(k);
+			at[m++] = base + i;
+		}
+		hash_sip13_2w_burst(seed, w0, w1, m, h);
+		for (uint32_t j = 0; j < m; j++)
+			out[at[j]] = h[j];
+	}
 }
 
 #endif /* MAGLB_DATAPLANE_FLOW_KEY_H */

@@ -81,4 +81,15 @@ hash_sip13_words(const struct hash_key *key, const uint64_t *w, unsigned n)
 	return v[0] ^ v[1] ^ v[2] ^ v[3];
 }
 
+/*
+ * SipHash-1-3 of n 16-byte strings, string i being the words w0[i], w1[i]:
+ * out[i] = hash_sip13_words(key, (uint64_t[]){ w0[i], w1[i] }, 2), the flow
+ * hash of an IPv4 key. Four strings at a time in AVX2 lanes where the CPU has
+ * AVX2 (checked at run time), the rest one by one: scalar SipHash is a chain
+ * of dependent rounds that the new-flow path waited on (README, "What limits
+ * the new-flow run"). Thread-safe; the packet path.
+ */
+void hash_sip13_2w_burst(const struct hash_key *key, const uint64_t *w0, const uint64_t *w1,
+			 uint32_t n, uint64_t *out);
+
 #endif /* MAGLB_DATAPLANE_HASH_H */

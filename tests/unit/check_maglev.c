@@ -443,6 +443,52 @@ START_TEST(test_flow_hash_seeded)
 }
 END_TEST
 
+/* The burst form gives flow_key_hash()'s values whatever the mix of
+ * families and the count (AVX2 lanes of four, a scalar remainder, chunks of
+ * 32), and its two-word core is SipHash-1-3 on full 64-bit words. */
+START_TEST(test_flow_hash_burst)
+{
+	uint8_t seed[16] = "burst-hash-seed!", msg[16];
+	struct hash_key k = hash_key_from_bytes(seed);
+	struct flow_key f[71];
+	const struct flow_key *p[71];
+	uint64_t out[71], w0[9], w1[9], h[9], x = 0x0123456789abcdefull;
+
+	memset(f, 0, sizeof(f));
+	for (unsigned i = 0; i < 71; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		f[i].family = i % 7 == 3 ? FLOW_FAMILY_IPV6 : FLOW_FAMILY_IPV4;
+		memcpy(f[i].vip, &x, f[i].family == FLOW_FAMILY_IPV4 ? 4 : 8);
+		memcpy(f[i].client, (uint8_t *)&x + 4, 4);
+		f[i].client_port = (uint16_t)(x >> 17);
+		f[i].vip_port = (uint16_t)(x >> 40);
+		f[i].proto = i % 2 ? 6 : 17;
+		p[i] = &f[i];
+	}
+	for (uint32_t n = 0; n <= 71; n++) {
+		memset(out, 0, sizeof(out));
+		flow_key_hash_burst(p, n, &k, out);
+		for (uint32_t i = 0; i < n; i++)
+			ck_assert_msg(out[i] == flow_key_hash(&f[i], &k), "n %u key %u", n, i);
+		for (uint32_t i = n; i < 71; i++)
+			ck_assert(out[i] == 0);   /* nothing written past n */
+	}
+	for (unsigned i = 0; i < 9; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		w0[i] = x;
+		w1[i] = x * 0x9e3779b97f4a7c15ull;
+	}
+	hash_sip13_2w_burst(&k, w0, w1, 9, h);
+	for (unsigned i = 0; i < 9; i++) {
+		for (unsigned b = 0; b < 8; b++) {
+			msg[b] = (uint8_t)(w0[i] >> (8 * b));
+			msg[8 + b] = (uint8_t)(w1[i] >> (8 * b));
+		}
+		ck_assert(h[i] == ref_siphash(&k, msg, 16, 1, 3));
+	}
+}
+END_TEST
+
 START_TEST(test_slot_spread)
 {
 	const uint32_t m = 65537, per = 64;
@@ -492,6 +538,7 @@ maglev_suite(void)
 	tcase_add_test(tc, test_siphash_vectors);
 	tcase_add_test(tc, test_flow_hash_layout);
 	tcase_add_test(tc, test_flow_hash_seeded);
+	tcase_add_test(tc, test_flow_hash_burst);
 	tcase_add_test(tc, test_slot_spread);
 	suite_add_tcase(s, tc);
 	return s;
