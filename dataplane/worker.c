@@ -48,6 +48,7 @@ struct burst {
 	uint32_t vip[BURST];
 	const struct flow_key *keys[BURST];
 	struct flowtab_entry *entries[BURST];
+	struct flowtab_hint hint[BURST];  /* where each key goes in the table */
 	uint32_t n_tx;
 	uint64_t tx_bytes;              /* of tx[0..n_tx) */
 	struct rte_mbuf *tx[2 * BURST];
@@ -402,8 +403,8 @@ on_new(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
 		if (e != NULL)
 			flows_add(w, old, -1);
 	} else {
-		e = flowtab_insert(w->flows, &meta->key, (uint32_t)pick, meta->tcp_flags,
-				   now_ms, &why);
+		e = flowtab_insert_hint(w->flows, &meta->key, b->hint[i], (uint32_t)pick,
+					meta->tcp_flags, now_ms, &why);
 	}
 	if (e == NULL) {
 		w->counters.event[DP_EVENT_UNTRACKED]++;
@@ -578,7 +579,7 @@ worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts
 	b.tx_bytes = 0;
 	w->counters.event[DP_EVENT_RX_PACKETS] += n;
 	parse_burst(w, &b, pkts, n);
-	flowtab_lookup_burst(w->flows, b.keys, b.n, b.entries);
+	flowtab_lookup_burst_hint(w->flows, b.keys, b.n, b.entries, b.hint);
 	for (uint32_t i = 0; i < b.n; i++) {
 		struct flowtab_entry *e = b.entries[i];
 

@@ -76,12 +76,6 @@ struct flowtab {
 	uint64_t stat[FLOWTAB_STAT_MAX];
 };
 
-/* Where a key goes: its primary bucket and its signature. */
-struct flowtab_pos {
-	uint32_t bucket;
-	uint16_t sig;
-};
-
 /* BFS node of a cuckoo search: the item in slot of the parent's bucket
  * would move into bucket. */
 struct flowtab_bfs {
@@ -187,13 +181,13 @@ flowtab_hash(const struct flowtab *t, const struct flow_key *k)
 	return h;
 }
 
-static inline struct flowtab_pos
+static inline struct flowtab_hint
 flowtab_locate(const struct flowtab *t, const struct flow_key *k)
 {
 	uint64_t h = flowtab_hash(t, k);
 	uint16_t sig = (uint16_t)(h >> 48);
 
-	return (struct flowtab_pos){ (uint32_t)h & t->bucket_mask, (uint16_t)(sig + (sig == 0)) };
+	return (struct flowtab_hint){ (uint32_t)h & t->bucket_mask, (uint16_t)(sig + (sig == 0)) };
 }
 
 /* The other bucket of a signature: an involution, never b itself. */
@@ -460,7 +454,7 @@ flowtab_find(struct flowtab *t, const struct flowtab_bucket *b, uint64_t m,
 /* The second half of a lookup: the alternative bucket, when the primary
  * one has overflowed. */
 static inline struct flowtab_entry *
-flowtab_find_alt(struct flowtab *t, struct flowtab_pos pos, const struct flow_key *k)
+flowtab_find_alt(struct flowtab *t, struct flowtab_hint pos, const struct flow_key *k)
 {
 	const struct flowtab_bucket *b;
 
@@ -473,7 +467,7 @@ flowtab_find_alt(struct flowtab *t, struct flowtab_pos pos, const struct flow_ke
 struct flowtab_entry *
 flowtab_lookup(struct flowtab *t, const struct flow_key *k)
 {
-	struct flowtab_pos pos = flowtab_locate(t, k);
+	struct flowtab_hint pos = flowtab_locate(t, k);
 	const struct flowtab_bucket *b = &t->buckets[pos.bucket];
 	struct flowtab_entry *e = flowtab_find(t, b, flowtab_match(b, pos.sig), k);
 
@@ -502,11 +496,10 @@ flowtab_first(const struct flowtab *t, const struct flowtab_bucket *b, uint64_t 
  *     collision, about 1 in 8000 lookups) falls back to flowtab_lookup().
  * The chain of misses of a burst is two long: a bucket, then an entry.
  */
-static void
+static inline __attribute__((always_inline)) void
 flowtab_lookup_stage(struct flowtab *t, const struct flow_key *const keys[],
-		     uint32_t n, struct flowtab_entry *out[])
+		     uint32_t n, struct flowtab_entry *out[], struct flowtab_hint *pos)
 {
-	struct flowtab_pos pos[FLOWTAB_BURST_MAX];
 	uint32_t alt[FLOWTAB_BURST_MAX];
 	struct flowtab_entry *first[FLOWTAB_BURST_MAX];
 
@@ -545,12 +538,29 @@ void
 flowtab_lookup_burst(struct flowtab *t, const struct flow_key *const keys[],
 		     uint32_t n, struct flowtab_entry *out[])
 {
+	struct flowtab_hint pos[FLOWTAB_BURST_MAX];
+
 	while (n > 0) {
 		uint32_t c = n < FLOWTAB_BURST_MAX ? n : FLOWTAB_BURST_MAX;
 
-		flowtab_lookup_stage(t, keys, c, out);
+		flowtab_lookup_stage(t, keys, c, out, pos);
 		keys += c;
 		out += c;
+		n -= c;
+	}
+}
+
+void
+flowtab_lookup_burst_hint(struct flowtab *t, const struct flow_key *const keys[],
+			  uint32_t n, struct flowtab_entry *out[], struct flowtab_hint hint[])
+{
+	while (n > 0) {
+		uint32_t c = n < FLOWTAB_BURST_MAX ? n : FLOWTAB_BURST_MAX;
+
+		flowtab_lookup_stage(t, keys, c, out, hint);
+		keys += c;
+		out += c;
+		hint += c;
 		n -= c;
 	}
 }
@@ -612,7 +622,7 @@ flowtab_unlink(struct flowtab *t, uint32_t bi, unsigned s)
 static void
 flowtab_entry_free(struct flowtab *t, uint32_t i)
 {
-	struct flowtab_pos pos = flowtab_locate(t, &t->entries[i].key);
+	struct flowtab_hint pos = flowtab_locate(t, &t->entries[i].key);
 	uint32_t bi = pos.bucket;
 
 	for (unsigned pass = 0; pass < 2; pass++) {
@@ -715,7 +725,7 @@ flowtab_token_take(struct flowtab *t, uint32_t now_ms)
 
 /* Free the first expired entry of the key's two buckets; whether one was. */
 static bool
-flowtab_evict(struct flowtab *t, struct flowtab_pos pos, uint32_t now_ms)
+flowtab_evict(struct flowtab *t, struct flowtab_hint pos, uint32_t now_ms)
 {
 	uint32_t pair[2] = { pos.bucket, flowtab_alt(t, pos.bucket, pos.sig) };
 
@@ -780,7 +790,7 @@ flowtab_cuckoo_shift(struct flowtab *t, const struct flowtab_bfs *q, int leaf)
 /* Breadth-first search from the key's two full buckets for a chain of
  * moves that ends in a bucket with a free slot; make the moves. */
 static bool
-flowtab_cuckoo(struct flowtab *t, struct flowtab_pos pos)
+flowtab_cuckoo(struct flowtab *t, struct flowtab_hint pos)
 {
 	struct flowtab_bfs q[FLOWTAB_BFS_NODES];
 	int head = 0, tail = 2;
@@ -806,7 +816,7 @@ flowtab_cuckoo(struct flowtab *t, struct flowtab_pos pos)
 /* Claim a free slot for the key at pos, in its primary bucket if it can,
  * and a free entry; the entry's index, or NONE. */
 static uint32_t
-flowtab_claim(struct flowtab *t, struct flowtab_pos pos)
+flowtab_claim(struct flowtab *t, struct flowtab_hint pos)
 {
 	struct flowtab_bucket *b = &t->buckets[pos.bucket], *alt;
 	uint64_t m = flowtab_match(b, 0);
@@ -830,9 +840,9 @@ flowtab_claim(struct flowtab *t, struct flowtab_pos pos)
 /* Find room for k and copy it in: a free slot, else the slot of an expired
  * entry of the two buckets, else a free slot made by cuckoo moves; or NULL. */
 static struct flowtab_entry *
-flowtab_place(struct flowtab *t, const struct flow_key *k, uint32_t now_ms)
+flowtab_place(struct flowtab *t, const struct flow_key *k, struct flowtab_hint pos,
+	      uint32_t now_ms)
 {
-	struct flowtab_pos pos = flowtab_locate(t, k);
 	uint32_t i = FLOWTAB_NONE;
 	struct flowtab_entry *e;
 
@@ -860,14 +870,16 @@ flowtab_refuse(struct flowtab *t, enum flowtab_refuse reason, enum flowtab_refus
 }
 
 struct flowtab_entry *
-flowtab_insert(struct flowtab *t, const struct flow_key *k, uint32_t backend,
-	       uint8_t tcp_flags, uint32_t now_ms, enum flowtab_refuse *why)
+flowtab_insert_hint(struct flowtab *t, const struct flow_key *k, struct flowtab_hint hint,
+		    uint32_t backend, uint8_t tcp_flags, uint32_t now_ms,
+		    enum flowtab_refuse *why)
 {
 	struct flowtab_entry *e;
 
+	assert(hint.bucket == flowtab_locate(t, k).bucket && hint.sig == flowtab_locate(t, k).sig);
 	if (!flowtab_token_take(t, now_ms))
 		return flowtab_refuse(t, FLOWTAB_REFUSE_RATE, why);
-	e = flowtab_place(t, k, now_ms);
+	e = flowtab_place(t, k, hint, now_ms);
 	if (e == NULL) {
 		if (t->rate != 0)
 			t->tokens += FLOWTAB_MILLI;
@@ -876,6 +888,13 @@ flowtab_insert(struct flowtab *t, const struct flow_key *k, uint32_t backend,
 	flowtab_entry_start(e, backend, flowtab_initial_state(k, tcp_flags), now_ms);
 	t->stat[FLOWTAB_STAT_INSERTED]++;
 	return e;
+}
+
+struct flowtab_entry *
+flowtab_insert(struct flowtab *t, const struct flow_key *k, uint32_t backend,
+	       uint8_t tcp_flags, uint32_t now_ms, enum flowtab_refuse *why)
+{
+	return flowtab_insert_hint(t, k, flowtab_locate(t, k), backend, tcp_flags, now_ms, why);
 }
 
 struct flowtab_entry *
@@ -902,7 +921,7 @@ flowtab_insert_synced(struct flowtab *t, const struct flow_key *k, uint32_t back
 	timeout = t->head.timeout_ms[state];
 	if (remaining_ms > timeout)
 		remaining_ms = timeout;
-	e = flowtab_place(t, k, now_ms);
+	e = flowtab_place(t, k, flowtab_locate(t, k), now_ms);
 	if (e == NULL)
 		return flowtab_refuse(t, FLOWTAB_REFUSE_FULL, why);
 	flowtab_entry_start(e, backend, state, now_ms);
@@ -949,7 +968,7 @@ flowtab_audit_slots(struct flowtab *t, uint32_t *slots)
 		for (uint64_t m = ~flowtab_match(b, 0) & FLOWTAB_MATCH_ALL; m != 0; m &= m - 1) {
 			unsigned s = flowtab_slot(m);
 			uint32_t i = b->idx[s] & FLOWTAB_IDX_MASK;
-			struct flowtab_pos pos;
+			struct flowtab_hint pos;
 
 			if (i >= t->high || !(t->entries[i].flags & FLOWTAB_FLAG_LIVE))
 				return false;

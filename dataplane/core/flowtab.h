@@ -254,6 +254,19 @@ int flowtab_tune(struct flowtab *t, const struct flowtab_params *p);
 void flowtab_lookup_burst(struct flowtab *t, const struct flow_key *const keys[],
 			  uint32_t n, struct flowtab_entry *out[]);
 
+/* Where a key goes in a table (its hash, computed once): from
+ * flowtab_lookup_burst_hint(), for flowtab_insert_hint(). */
+struct flowtab_hint {
+	uint32_t bucket;
+	uint16_t sig;
+};
+
+/* flowtab_lookup_burst(), also giving hint[i], the place of keys[i], so that
+ * an insert of a missing key need not hash it again. */
+void flowtab_lookup_burst_hint(struct flowtab *t, const struct flow_key *const keys[],
+			       uint32_t n, struct flowtab_entry *out[],
+			       struct flowtab_hint hint[]);
+
 /* Look up one key: its entry (possibly expired) or NULL. */
 struct flowtab_entry *flowtab_lookup(struct flowtab *t, const struct flow_key *k);
 
@@ -274,6 +287,12 @@ struct flowtab_entry *flowtab_lookup(struct flowtab *t, const struct flow_key *k
 struct flowtab_entry *flowtab_insert(struct flowtab *t, const struct flow_key *k,
 				     uint32_t backend, uint8_t tcp_flags,
 				     uint32_t now_ms, enum flowtab_refuse *why);
+
+/* flowtab_insert() of a key whose hint a lookup of this table gave. */
+struct flowtab_entry *flowtab_insert_hint(struct flowtab *t, const struct flow_key *k,
+					  struct flowtab_hint hint, uint32_t backend,
+					  uint8_t tcp_flags, uint32_t now_ms,
+					  enum flowtab_refuse *why);
 
 /*
  * Restart entry e (typically a lookup hit that flowtab_expired() calls dead)
