@@ -31,7 +31,8 @@ const char *const worker_poll_names[WORKER_POLL_MAX] = {
 };
 
 enum {
-	BURST = 32,
+	BURST = 64,                 /* new flows: +5 % over 32 (more bucket
+				     * fetches in flight); established: even */
 	FRAG_MAX = BURST,           /* fragments of one packet; 2 suffice for a
 				     * packet that came within the port MTU */
 	EXPIRE_SWEEP_MS = 1024,     /* the expiry scan visits the used part of */
@@ -39,6 +40,9 @@ enum {
 	IDLE_POLLS = 64,            /* empty polls before adaptive sleeping */
 	SLEEP_MAX_US = 1000,
 };
+
+static_assert((int)BURST <= (int)SYNCED_BURST_MAX && BURST <= 64, "a burst's misses fit a synced lookup "
+	      "and its 64-bit hit mask");
 
 /* One burst's packets that made it past parsing and the VIP match. */
 struct burst {
@@ -524,9 +528,9 @@ on_misses(struct worker *w, struct burst *b, const struct dp_state *st,
 	struct synced_value sv[BURST];
 	const struct flow_key *keys[BURST], *input[BURST];
 	struct flow_key client[BURST];
-	/* inserted: a 256-bit filter of the hashes this burst inserted; with
-	 * 32 new flows a burst, one in 17 is looked up again (64 bits: one in 5) */
-	uint64_t hits = 0, hash[BURST], inserted[4] = { 0 };
+	/* inserted: a 512-bit filter of the hashes this burst inserted; with
+	 * 64 new flows a burst, one in 16 is looked up again (64 bits: one in 3) */
+	uint64_t hits = 0, hash[BURST], inserted[8] = { 0 };
 
 	/* Maglev's slots are random reads: hash every miss (together: the
 	 * hashes are independent) and fetch its slot before the first pick. */
@@ -541,7 +545,7 @@ on_misses(struct worker *w, struct burst *b, const struct dp_state *st,
 		hits = synced_lookup_burst(w->shared->synced, keys, n_miss, now_ms, sv);
 	for (uint32_t j = 0; j < n_miss; j++) {
 		uint32_t i = miss[j];
-		uint64_t bit = 1ull << (hash[j] & 63), *word = &inserted[hash[j] >> 6 & 3];
+		uint64_t bit = 1ull << (hash[j] & 63), *word = &inserted[hash[j] >> 6 & 7];
 		struct flowtab_entry *e;
 
 		/* An earlier miss of this burst may have inserted this key (a SYN

@@ -77,7 +77,7 @@
 
 #define FLOWTAB_CAPACITY_MAX (1u << 26)   /* entries per table */
 #define FLOWTAB_TIMEOUT_MAX 0x7fffffffu   /* ms; every timeout is below 2^31 */
-#define FLOWTAB_BURST_MAX 32u             /* keys per pipelined lookup stage */
+#define FLOWTAB_BURST_MAX 64u             /* keys per pipelined lookup stage */
 #define FLOWTAB_WALK_END UINT64_MAX       /* flowtab_walk() cursor: done */
 
 /* TCP header flag bits, as on the wire (byte 13 of the TCP header). */

@@ -148,6 +148,55 @@ START_TEST(test_insert_lookup_remove)
 }
 END_TEST
 
+/*
+ * Hinted inserts, the worker's new-flow path: a burst of missing keys looked
+ * up together, then inserted one by one with their hints, even as earlier
+ * inserts of the burst fill the same buckets (a table of 64 entries takes
+ * 100 keys: some go to their other bucket, some are refused), give exactly
+ * what plain inserts give in a twin table: the same entries, refusals and
+ * stats.
+ */
+START_TEST(test_insert_hint_equals_insert)
+{
+	enum { N = 100 };
+	struct flowtab *a = table(64), *b = table(64);
+	struct flow_key k[N];
+	const struct flow_key *q[N];
+	struct flowtab_entry *out[N];
+	struct flowtab_hint hint[N];
+	uint64_t s = 7;
+	uint32_t inserted = 0;
+
+	for (uint32_t i = 0; i < N; i++) {
+		k[i] = key_random(&s);
+		q[i] = &k[i];
+	}
+	flowtab_lookup_burst_hint(a, q, N, out, hint);
+	for (uint32_t i = 0; i < N; i++) {
+		enum flowtab_refuse wa = FLOWTAB_REFUSE_NONE, wb = FLOWTAB_REFUSE_NONE;
+		struct flowtab_entry *ea, *eb;
+
+		ck_assert_ptr_null(out[i]);
+		ea = flowtab_insert_hint(a, &k[i], hint[i], i, FLOWTAB_TCP_SYN, 0, &wa);
+		eb = flowtab_insert(b, &k[i], i, FLOWTAB_TCP_SYN, 0, &wb);
+		ck_assert_int_eq(ea == NULL, eb == NULL);
+		ck_assert_int_eq(wa, wb);
+		inserted += ea != NULL;
+		if (ea != NULL) {
+			ck_assert_ptr_eq(flowtab_lookup(a, &k[i]), ea);
+			ck_assert_ptr_eq(flowtab_lookup(b, &k[i]), eb);
+			ck_assert_uint_eq(ea->backend, i);
+		}
+	}
+	ck_assert_uint_gt(inserted, 50);
+	ck_assert_uint_lt(inserted, N);           /* some refused: both buckets full */
+	ck_assert_mem_eq(flowtab_stats(a), flowtab_stats(b), FLOWTAB_STAT_MAX * sizeof(uint64_t));
+	ck_assert(flowtab_audit(a));
+	flowtab_destroy(a);
+	flowtab_destroy(b);
+}
+END_TEST
+
 START_TEST(test_burst_equals_single)
 {
 	enum { N = 3000, Q = 1000 };
@@ -950,6 +999,7 @@ flowtab_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_create_bad_params);
 	tcase_add_test(tc, test_insert_lookup_remove);
+	tcase_add_test(tc, test_insert_hint_equals_insert);
 	tcase_add_test(tc, test_burst_equals_single);
 	tcase_add_test(tc, test_burst_equals_single_dense);
 	tcase_add_test(tc, test_fill_to_capacity);
