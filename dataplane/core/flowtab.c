@@ -54,7 +54,6 @@ static_assert(FLOWTAB_CAPACITY_MAX <= FLOWTAB_IDX_MASK, "entry index fits beside
 struct flowtab {
 	struct flowtab_head head;     /* first: the inline functions read it */
 	struct flowtab_bucket *buckets;
-	struct flowtab_entry *entries;
 	uint64_t *overflowed;         /* bit b: buckets[b].overflow != 0 */
 	uint32_t bucket_mask;         /* bucket count - 1 */
 	uint32_t bucket_shift;        /* 32 - log2(bucket count) */
@@ -63,6 +62,7 @@ struct flowtab {
 	uint32_t high;                /* entries[high..] never used yet */
 	uint32_t free_head;           /* freed entries, linked through backend */
 	uint32_t expire_cursor;
+	uint32_t scan_all;            /* slots the scan visits whatever their due time */
 	uint32_t hash_key[10];        /* NH keys, one per 32-bit key word */
 	uint64_t hash_key_final;
 	uint32_t rate;                /* tokens per second; 0: no cap */
@@ -72,7 +72,7 @@ struct flowtab {
 	uint64_t tokens_max;
 	void (*on_free)(void *arg, const struct flowtab_entry *e);
 	void *on_free_arg;
-	size_t bucket_bytes, entry_bytes, bitmap_bytes;
+	size_t bucket_bytes, entry_bytes, bitmap_bytes, due_bytes;
 	uint64_t stat[FLOWTAB_STAT_MAX];
 };
 
@@ -360,6 +360,7 @@ flowtab_tune(struct flowtab *t, const struct flowtab_params *p)
 	if (!flowtab_limits_ok(p))
 		return -EINVAL;
 	flowtab_set_limits(t, p);
+	t->scan_all = t->high;          /* due times may be late for shorter timeouts */
 	return 0;
 }
 
@@ -400,21 +401,27 @@ flowtab_create(const struct flowtab_params *p)
 		goto fail;
 	flowtab_init(t, p, buckets);
 	t->bucket_bytes = (size_t)buckets * sizeof(*t->buckets);
-	t->entry_bytes = (size_t)p->capacity * sizeof(*t->entries);
+	t->entry_bytes = (size_t)p->capacity * sizeof(*t->head.entries);
 	t->bitmap_bytes = ((size_t)buckets + 511) / 512 * FLOWTAB_LINE;
+	t->due_bytes = ((size_t)p->capacity + FLOWTAB_CHUNK - 1) / FLOWTAB_CHUNK * sizeof(uint32_t);
 	t->buckets = flowtab_alloc(t->bucket_bytes);
 	if (t->buckets == NULL)
 		goto fail_table;
-	t->entries = flowtab_alloc(t->entry_bytes);
-	if (t->entries == NULL)
+	t->head.entries = flowtab_alloc(t->entry_bytes);
+	if (t->head.entries == NULL)
 		goto fail_buckets;
 	t->overflowed = flowtab_alloc(t->bitmap_bytes);
 	if (t->overflowed == NULL)
 		goto fail_entries;
+	t->head.due = flowtab_alloc(t->due_bytes);    /* set by a chunk's first entry */
+	if (t->head.due == NULL)
+		goto fail_bitmap;
 	return t;
 
+fail_bitmap:
+	free(t->overflowed);
 fail_entries:
-	free(t->entries);
+	free(t->head.entries);
 fail_buckets:
 	free(t->buckets);
 fail_table:
@@ -429,8 +436,9 @@ flowtab_destroy(struct flowtab *t)
 {
 	if (t == NULL)
 		return;
+	free(t->head.due);
 	free(t->overflowed);
-	free(t->entries);
+	free(t->head.entries);
 	free(t->buckets);
 	free(t);
 }
@@ -443,7 +451,7 @@ flowtab_find(struct flowtab *t, const struct flowtab_bucket *b, uint64_t m,
 	     const struct flow_key *k)
 {
 	for (; m != 0; m &= m - 1) {
-		struct flowtab_entry *e = &t->entries[b->idx[flowtab_slot(m)] & FLOWTAB_IDX_MASK];
+		struct flowtab_entry *e = &t->head.entries[b->idx[flowtab_slot(m)] & FLOWTAB_IDX_MASK];
 
 		if (flowtab_key_equal(&e->key, k))
 			return e;
@@ -479,7 +487,7 @@ flowtab_lookup(struct flowtab *t, const struct flow_key *k)
 static inline const struct flowtab_entry *
 flowtab_first(const struct flowtab *t, const struct flowtab_bucket *b, uint64_t m)
 {
-	return &t->entries[b->idx[flowtab_slot(m)] & FLOWTAB_IDX_MASK];
+	return &t->head.entries[b->idx[flowtab_slot(m)] & FLOWTAB_IDX_MASK];
 }
 
 /*
@@ -522,7 +530,7 @@ flowtab_lookup_stage(struct flowtab *t, const struct flow_key *const keys[],
 		}
 		first[i] = NULL;
 		if (m != 0) {
-			first[i] = &t->entries[p->idx[flowtab_slot(m)] & FLOWTAB_IDX_MASK];
+			first[i] = &t->head.entries[p->idx[flowtab_slot(m)] & FLOWTAB_IDX_MASK];
 			flowtab_prefetch(first[i]);
 		}
 	}
@@ -576,11 +584,11 @@ flowtab_entry_alloc(struct flowtab *t)
 		assert(t->high < t->capacity);
 		i = t->high++;
 		/* a new table fills in order: fetch a few lines ahead */
-		flowtab_prefetch(&t->entries[i + 16 < t->capacity ? i + 16 : i]);
+		flowtab_prefetch(&t->head.entries[i + 16 < t->capacity ? i + 16 : i]);
 	} else {
-		t->free_head = t->entries[i].backend;
+		t->free_head = t->head.entries[i].backend;
 		if (t->free_head != FLOWTAB_NONE)
-			flowtab_prefetch(&t->entries[t->free_head]);
+			flowtab_prefetch(&t->head.entries[t->free_head]);
 	}
 	t->count++;
 	return i;
@@ -596,7 +604,7 @@ flowtab_entry_available(const struct flowtab *t)
 static void
 flowtab_entry_release(struct flowtab *t, uint32_t i)
 {
-	struct flowtab_entry *e = &t->entries[i];
+	struct flowtab_entry *e = &t->head.entries[i];
 
 	if (t->on_free != NULL)
 		t->on_free(t->on_free_arg, e);
@@ -622,7 +630,7 @@ flowtab_unlink(struct flowtab *t, uint32_t bi, unsigned s)
 static void
 flowtab_entry_free(struct flowtab *t, uint32_t i)
 {
-	struct flowtab_hint pos = flowtab_locate(t, &t->entries[i].key);
+	struct flowtab_hint pos = flowtab_locate(t, &t->head.entries[i].key);
 	uint32_t bi = pos.bucket;
 
 	for (unsigned pass = 0; pass < 2; pass++) {
@@ -645,27 +653,45 @@ flowtab_entry_free(struct flowtab *t, uint32_t i)
 void
 flowtab_remove(struct flowtab *t, struct flowtab_entry *e)
 {
-	assert(e >= t->entries && e < t->entries + t->high);
+	assert(e >= t->head.entries && e < t->head.entries + t->high);
 	assert(e->flags & FLOWTAB_FLAG_LIVE);
-	flowtab_entry_free(t, (uint32_t)(e - t->entries));
+	flowtab_entry_free(t, (uint32_t)(e - t->head.entries));
 	t->stat[FLOWTAB_STAT_REMOVED]++;
 }
 
 uint32_t
 flowtab_expire(struct flowtab *t, uint32_t now_ms, uint32_t budget)
 {
-	uint32_t freed = 0;
+	uint32_t freed = 0, *due = t->head.due;
 
 	if (budget > t->high)
 		budget = t->high;
 	for (uint32_t v = 0; v < budget; v++) {
 		uint32_t i = t->expire_cursor;
-		struct flowtab_entry *e = &t->entries[i];
+		struct flowtab_entry *e = &t->head.entries[i];
 
+		if (i % FLOWTAB_CHUNK == 0) {
+			uint32_t c = i / FLOWTAB_CHUNK, end;
+
+			if (t->scan_all == 0 && (int32_t)(now_ms - due[c]) < 0) {
+				/* not due: no entry of the chunk can have expired */
+				end = i + FLOWTAB_CHUNK < t->high ? i + FLOWTAB_CHUNK : t->high;
+				v += end - i - 1;
+				t->expire_cursor = end < t->high ? end : 0;
+				continue;
+			}
+			/* the visit sets it afresh from the entries that stay */
+			due[c] = now_ms + FLOWTAB_TIMEOUT_MAX;
+		}
 		t->expire_cursor = i + 1 < t->high ? i + 1 : 0;
-		if ((e->flags & FLOWTAB_FLAG_LIVE) && flowtab_expired(t, e, now_ms)) {
+		t->scan_all -= t->scan_all > 0;
+		if (!(e->flags & FLOWTAB_FLAG_LIVE))
+			continue;
+		if (flowtab_expired(t, e, now_ms)) {
 			flowtab_entry_free(t, i);
 			freed++;
+		} else {
+			flowtab_due_lower(t, e, e->last_ms + t->head.timeout_ms[e->state]);
 		}
 	}
 	t->stat[FLOWTAB_STAT_EXPIRED] += freed;
@@ -687,9 +713,15 @@ flowtab_initial_state(const struct flow_key *k, uint8_t tcp_flags)
 }
 
 static void
-flowtab_entry_start(struct flowtab_entry *e, uint32_t backend,
+flowtab_entry_start(struct flowtab *t, struct flowtab_entry *e, uint32_t backend,
 		    enum flowtab_state state, uint32_t now_ms)
 {
+	uint32_t i = (uint32_t)(e - t->head.entries), at = now_ms + t->head.timeout_ms[state];
+
+	if (i % FLOWTAB_CHUNK == 0 && i + 1 == t->high)
+		t->head.due[i / FLOWTAB_CHUNK] = at;    /* the chunk's only entry */
+	else
+		flowtab_due_lower(t, e, at);
 	e->backend = backend;
 	e->last_ms = now_ms;
 	e->exported_ms = now_ms;
@@ -740,7 +772,7 @@ flowtab_evict(struct flowtab *t, struct flowtab_hint pos, uint32_t now_ms)
 			unsigned s = flowtab_slot(m);
 			uint32_t i = b->idx[s] & FLOWTAB_IDX_MASK;
 
-			if (!flowtab_expired(t, &t->entries[i], now_ms))
+			if (!flowtab_expired(t, &t->head.entries[i], now_ms))
 				continue;
 			flowtab_unlink(t, pair[p], s);
 			flowtab_entry_release(t, i);
@@ -854,7 +886,7 @@ flowtab_place(struct flowtab *t, const struct flow_key *k, struct flowtab_hint p
 		i = flowtab_claim(t, pos);
 	if (i == FLOWTAB_NONE)
 		return NULL;
-	e = &t->entries[i];
+	e = &t->head.entries[i];
 	memcpy(&e->key, k, sizeof(e->key));
 	return e;
 }
@@ -885,7 +917,7 @@ flowtab_insert_hint(struct flowtab *t, const struct flow_key *k, struct flowtab_
 			t->tokens += FLOWTAB_MILLI;
 		return flowtab_refuse(t, FLOWTAB_REFUSE_FULL, why);
 	}
-	flowtab_entry_start(e, backend, flowtab_initial_state(k, tcp_flags), now_ms);
+	flowtab_entry_start(t, e, backend, flowtab_initial_state(k, tcp_flags), now_ms);
 	t->stat[FLOWTAB_STAT_INSERTED]++;
 	return e;
 }
@@ -904,7 +936,7 @@ flowtab_reuse(struct flowtab *t, struct flowtab_entry *e, uint32_t backend,
 	assert(e->flags & FLOWTAB_FLAG_LIVE);
 	if (!flowtab_token_take(t, now_ms))
 		return flowtab_refuse(t, FLOWTAB_REFUSE_RATE, why);
-	flowtab_entry_start(e, backend, flowtab_initial_state(&e->key, tcp_flags), now_ms);
+	flowtab_entry_start(t, e, backend, flowtab_initial_state(&e->key, tcp_flags), now_ms);
 	t->stat[FLOWTAB_STAT_REUSED]++;
 	return e;
 }
@@ -924,8 +956,9 @@ flowtab_insert_synced(struct flowtab *t, const struct flow_key *k, uint32_t back
 	e = flowtab_place(t, k, flowtab_locate(t, k), now_ms);
 	if (e == NULL)
 		return flowtab_refuse(t, FLOWTAB_REFUSE_FULL, why);
-	flowtab_entry_start(e, backend, state, now_ms);
+	flowtab_entry_start(t, e, backend, state, now_ms);
 	e->last_ms = now_ms - (timeout - remaining_ms);
+	flowtab_due_lower(t, e, now_ms + remaining_ms);
 	e->packets = 0;
 	e->flags |= FLOWTAB_FLAG_SYNCED;
 	t->stat[FLOWTAB_STAT_SYNCED]++;
@@ -946,7 +979,7 @@ flowtab_walk(const struct flowtab *t, uint64_t *cursor, uint32_t max,
 	if (i == FLOWTAB_WALK_END)
 		return 0;
 	for (; i < t->high && passed < max && scan > 0; i++, scan--) {
-		const struct flowtab_entry *e = &t->entries[i];
+		const struct flowtab_entry *e = &t->head.entries[i];
 
 		if (e->flags & FLOWTAB_FLAG_LIVE) {
 			fn(e, arg);
@@ -970,9 +1003,9 @@ flowtab_audit_slots(struct flowtab *t, uint32_t *slots)
 			uint32_t i = b->idx[s] & FLOWTAB_IDX_MASK;
 			struct flowtab_hint pos;
 
-			if (i >= t->high || !(t->entries[i].flags & FLOWTAB_FLAG_LIVE))
+			if (i >= t->high || !(t->head.entries[i].flags & FLOWTAB_FLAG_LIVE))
 				return false;
-			pos = flowtab_locate(t, &t->entries[i].key);
+			pos = flowtab_locate(t, &t->head.entries[i].key);
 			if (pos.sig != flowtab_slot_sig(b, s))
 				return false;
 			if (!(b->idx[s] & FLOWTAB_IDX_ALT) ? pos.bucket != bi
@@ -1001,15 +1034,20 @@ flowtab_audit(struct flowtab *t)
 		t->buckets[bi].scratch = 0;
 	}
 	for (uint32_t i = 0; ok && i < t->high; i++) {
-		const struct flowtab_entry *e = &t->entries[i];
+		const struct flowtab_entry *e = &t->head.entries[i];
 
 		if (!(e->flags & FLOWTAB_FLAG_LIVE))
 			continue;
 		live++;
 		ok = flowtab_lookup(t, &e->key) == e;   /* found, so in a slot */
+		/* and its chunk is due no later than it expires (but while a sweep
+		 * after shorter timeouts runs) */
+		ok = ok && (t->scan_all > 0 ||
+			    (int32_t)(e->last_ms + t->head.timeout_ms[e->state] -
+				      t->head.due[i / FLOWTAB_CHUNK]) >= 0);
 	}
-	for (uint32_t i = t->free_head; ok && i != FLOWTAB_NONE; i = t->entries[i].backend)
-		ok = i < t->high && t->entries[i].flags == 0 && ++freed <= t->high;
+	for (uint32_t i = t->free_head; ok && i != FLOWTAB_NONE; i = t->head.entries[i].backend)
+		ok = i < t->high && t->head.entries[i].flags == 0 && ++freed <= t->high;
 	/* as many slots as live entries, each found: each in exactly one slot */
 	return ok && slots == live && live == t->count && live + freed == t->high;
 }
@@ -1035,7 +1073,7 @@ flowtab_capacity(const struct flowtab *t)
 size_t
 flowtab_memory(const struct flowtab *t)
 {
-	return sizeof(*t) + t->bucket_bytes + t->entry_bytes + t->bitmap_bytes;
+	return sizeof(*t) + t->bucket_bytes + t->entry_bytes + t->bitmap_bytes + t->due_bytes;
 }
 
 size_t

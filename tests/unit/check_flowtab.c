@@ -629,6 +629,61 @@ START_TEST(test_insert_rate_limit)
 }
 END_TEST
 
+/*
+ * The scan passes over chunks that are not due: whatever shortens an entry's
+ * life makes its chunk due sooner. Long-lived entries fill two chunks and a
+ * full pass sets their due times an EST_MS away; then, in one chunk, a FIN
+ * (CLOSING_MS), an import with 50 ms left, an expired entry reused as a SYN
+ * (SYN_MS) and, for the whole table, a shorter timeout by flowtab_tune():
+ * each frees its entry on time, and only it.
+ */
+START_TEST(test_expire_due_times)
+{
+	enum { N = 2 * FLOWTAB_CHUNK };
+	struct flowtab_params p = params(1024);
+	struct flowtab *t = flowtab_create(&p);
+	struct flow_key k[N + 1];
+	struct flowtab_entry *e;
+
+	ck_assert_ptr_nonnull(t);
+	for (uint32_t i = 0; i < N; i++) {
+		k[i] = key4(i, IPPROTO_TCP);
+		ck_assert_ptr_nonnull(flowtab_insert(t, &k[i], 1, FLOWTAB_TCP_ACK, 0, NULL));
+	}
+	ck_assert_uint_eq(flowtab_expire(t, 1, N), 0);          /* due: EST_MS */
+	ck_assert(flowtab_audit(t));
+	/* FIN: CLOSING_MS from 10 */
+	ck_assert_int_eq(flowtab_touch(t, flowtab_lookup(t, &k[3]), FLOWTAB_TCP_FIN, 10),
+			 FLOWTAB_EXPORT_CLOSE);
+	ck_assert(flowtab_audit(t));
+	ck_assert_uint_eq(flowtab_expire(t, 10 + CLOSING_MS - 1, N), 0);
+	ck_assert_uint_eq(flowtab_expire(t, 10 + CLOSING_MS, N), 1);
+	ck_assert_ptr_null(flowtab_lookup(t, &k[3]));
+	/* an import into the freed slot, 50 ms to live */
+	k[N] = key4(N, IPPROTO_TCP);
+	e = flowtab_insert_synced(t, &k[N], 2, FLOWTAB_ESTABLISHED, 50, 6000, NULL);
+	ck_assert_ptr_nonnull(e);
+	ck_assert(flowtab_audit(t));
+	ck_assert_uint_eq(flowtab_expire(t, 6049, N), 0);
+	ck_assert_uint_eq(flowtab_expire(t, 6050, N), 1);
+	/* an entry past its time, restarted as a SYN: SYN_MS from 7000 */
+	e = flowtab_lookup(t, &k[70]);
+	ck_assert_ptr_nonnull(flowtab_reuse(t, e, 3, FLOWTAB_TCP_SYN, EST_MS + 7000, NULL));
+	ck_assert(flowtab_audit(t));
+	ck_assert_uint_eq(flowtab_expire(t, EST_MS - 1, N), 0);
+	ck_assert_uint_eq(flowtab_expire(t, EST_MS, N), N - 2);   /* all but k[70] */
+	ck_assert_uint_eq(flowtab_count(t), 1);
+	/* a shorter SYN timeout: the next pass frees k[70] at once */
+	p.tcp_syn_ms = 1000;
+	ck_assert_int_eq(flowtab_tune(t, &p), 0);
+	ck_assert_uint_eq(flowtab_expire(t, EST_MS + 7999, N), 0);
+	ck_assert_uint_eq(flowtab_expire(t, EST_MS + 8000, N), 1);
+	ck_assert_uint_eq(flowtab_count(t), 0);
+	ck_assert(flowtab_audit(t));
+	flowtab_destroy(t);
+}
+END_TEST
+
 START_TEST(test_expire_budget)
 {
 	enum { CAP = 8192, N = 6000, LIVE = 1000, BUDGET = 100 };
@@ -1012,6 +1067,7 @@ flowtab_suite(void)
 	tcase_add_test(tc, test_insert_rate_limit);
 	tcase_add_test(tc, test_tune);
 	tcase_add_test(tc, test_expire_budget);
+	tcase_add_test(tc, test_expire_due_times);
 	tcase_add_test(tc, test_walk_exact);
 	tcase_add_test(tc, test_time_wraps);
 	tcase_add_test(tc, test_keys_distinct);
