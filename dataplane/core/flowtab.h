@@ -54,15 +54,17 @@
  * that entry is removed or expired, or until an insert recycles it, which
  * can happen to an expired entry only. Hence the burst pattern of a worker:
  *
- *   flowtab_lookup_burst(t, keys, n, hit);
+ *   flowtab_lookup_burst_hint(t, keys, n, hit, hint);
  *   for each i with hit[i] live (!flowtab_expired()): flowtab_touch(hit[i])
  *   for each other i, in order:
  *       e = flowtab_lookup(t, keys[i])      again: an earlier insert of this
  *                                           burst may have added keys[i] or
  *                                           recycled the expired hit[i]
- *       live e: flowtab_touch(); expired e: flowtab_reuse(); NULL: insert
+ *       live e: flowtab_touch(); expired e: flowtab_reuse();
+ *       NULL: flowtab_insert_hint(..., hint[i], ...)
  *
- * The second lookup finds its buckets in cache: it costs a few ns.
+ * The second lookup finds its buckets in cache: it costs a few ns. (The
+ * worker skips it for keys it knows the burst has not inserted.)
  *
  * Times are uint32 milliseconds that wrap; they compare as (int32_t)(a - b),
  * so every timeout is below 2^31 ms and the caller must run flowtab_expire()
