@@ -41,8 +41,8 @@ enum {
 	SLEEP_MAX_US = 1000,
 };
 
-static_assert((int)BURST <= (int)SYNCED_BURST_MAX && BURST <= 64, "a burst's misses fit a synced lookup "
-	      "and its 64-bit hit mask");
+static_assert((int)BURST <= (int)SYNCED_BURST_MAX && BURST <= 64,
+	      "a burst's misses fit one synced lookup and its 64-bit hit mask");
 
 /* One burst's packets that made it past parsing and the VIP match. */
 struct burst {

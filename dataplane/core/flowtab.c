@@ -1041,8 +1041,10 @@ flowtab_audit(struct flowtab *t)
 		live++;
 		ok = flowtab_lookup(t, &e->key) == e;   /* found, so in a slot */
 		/* and its chunk is due no later than it expires (but while a sweep
-		 * after shorter timeouts runs) */
-		ok = ok && (t->scan_all > 0 ||
+		 * after shorter timeouts runs, and in the chunk the scan is in the
+		 * middle of: it sets the chunk's due time afresh as it goes) */
+		ok = ok && (t->scan_all > 0 || (i / FLOWTAB_CHUNK == t->expire_cursor / FLOWTAB_CHUNK &&
+						t->expire_cursor % FLOWTAB_CHUNK != 0) ||
 			    (int32_t)(e->last_ms + t->head.timeout_ms[e->state] -
 				      t->head.due[i / FLOWTAB_CHUNK]) >= 0);
 	}

@@ -657,7 +657,14 @@ START_TEST(test_expire_due_times)
 			 FLOWTAB_EXPORT_CLOSE);
 	ck_assert(flowtab_audit(t));
 	ck_assert_uint_eq(flowtab_expire(t, 10 + CLOSING_MS - 1, N), 0);
-	ck_assert_uint_eq(flowtab_expire(t, 10 + CLOSING_MS, N), 1);
+	/* in small steps that stop inside chunks, the audit between them */
+	for (uint32_t step = 0, freed = 0; step <= 2 * N / 7; step++) {
+		freed += flowtab_expire(t, 10 + CLOSING_MS, 7);
+		ck_assert(flowtab_audit(t));
+		ck_assert_uint_le(freed, 1);
+		if (step == 2 * N / 7)
+			ck_assert_uint_eq(freed, 1);
+	}
 	ck_assert_ptr_null(flowtab_lookup(t, &k[3]));
 	/* an import into the freed slot, 50 ms to live */
 	k[N] = key4(N, IPPROTO_TCP);
@@ -680,6 +687,33 @@ START_TEST(test_expire_due_times)
 	ck_assert_uint_eq(flowtab_expire(t, EST_MS + 8000, N), 1);
 	ck_assert_uint_eq(flowtab_count(t), 0);
 	ck_assert(flowtab_audit(t));
+	flowtab_destroy(t);
+}
+END_TEST
+
+/* A scan that stops inside a chunk has set the chunk's due time from the
+ * entries it has seen only (the long-lived first half here): the audit
+ * holds between steps, and the short-lived second half still goes on time. */
+START_TEST(test_expire_split_chunk)
+{
+	struct flowtab *t = table(1024);
+	uint32_t freed = 0;
+
+	for (uint32_t i = 0; i < FLOWTAB_CHUNK; i++) {
+		struct flow_key k = key4(i, IPPROTO_TCP);
+
+		ck_assert_ptr_nonnull(flowtab_insert(t, &k, 1, i < FLOWTAB_CHUNK / 2 ?
+						     FLOWTAB_TCP_ACK : FLOWTAB_TCP_SYN, 0, NULL));
+	}
+	for (uint32_t step = 0; step < 2 * FLOWTAB_CHUNK / 7; step++) {
+		ck_assert_uint_eq(flowtab_expire(t, 1, 7), 0);
+		ck_assert(flowtab_audit(t));
+	}
+	for (uint32_t step = 0; step < 2 * FLOWTAB_CHUNK / 7; step++) {
+		freed += flowtab_expire(t, SYN_MS, 7);
+		ck_assert(flowtab_audit(t));
+	}
+	ck_assert_uint_eq(freed, FLOWTAB_CHUNK / 2);
 	flowtab_destroy(t);
 }
 END_TEST
@@ -1068,6 +1102,7 @@ flowtab_suite(void)
 	tcase_add_test(tc, test_tune);
 	tcase_add_test(tc, test_expire_budget);
 	tcase_add_test(tc, test_expire_due_times);
+	tcase_add_test(tc, test_expire_split_chunk);
 	tcase_add_test(tc, test_walk_exact);
 	tcase_add_test(tc, test_time_wraps);
 	tcase_add_test(tc, test_keys_distinct);
