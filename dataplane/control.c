@@ -521,6 +521,7 @@ tick(void *arg)
 {
 	struct control *c = arg;
 
+	c->counters[CONTROL_TICKS]++;
 	for (unsigned i = 0; i < c->p.n_workers; i++) {
 		struct worker *w = &c->p.workers[i];
 		struct rte_mbuf *m[SLOW_BURST];

@@ -33,7 +33,8 @@ struct wire_flow;
 	X(SLOW_IGNORED, "ARP/ND frames not for this node")		\
 	X(RELOADS, "config reloads applied")				\
 	X(RELOAD_ERRORS, "config reloads refused")			\
-	X(STATES, "forwarding states published")
+	X(STATES, "forwarding states published")			\
+	X(TICKS, "control loop ticks: 1000 a second when it keeps up")
 
 enum control_counter {
 #define CONTROL_COUNTER_ENUM(name, desc) CONTROL_##name,

@@ -15,6 +15,8 @@
 struct synced {
 	struct rte_hash *hash;
 	uint32_t cursor;            /* rte_hash_iterate position of the sweep */
+	uint32_t sweep_ms;          /* when the sweep last started from 0 */
+	bool swept;                 /* sweep_ms is set */
 	uint32_t count;             /* keys in the hash: the writer's, atomic.
 				     * (rte_hash_count() still counts deleted
 				     * keys until RCU reclaims their slots.) */
@@ -124,6 +126,16 @@ synced_expire(struct synced *s, uint32_t now_ms, uint32_t budget,
 {
 	uint32_t freed = 0;
 
+	if (__atomic_load_n(&s->count, __ATOMIC_RELAXED) == 0) {
+		s->cursor = 0;
+		return 0;
+	}
+	if (s->cursor == 0) {
+		if (s->swept && (int32_t)(now_ms - s->sweep_ms) < SYNCED_SWEEP_MS)
+			return 0;
+		s->sweep_ms = now_ms;
+		s->swept = true;
+	}
 	while (budget-- > 0) {
 		const void *key;
 		void *data;

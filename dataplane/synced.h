@@ -17,7 +17,10 @@
 struct rte_rcu_qsbr;
 struct synced;
 
-enum { SYNCED_BURST_MAX = 64 };   /* RTE_HASH_LOOKUP_BULK_MAX */
+enum {
+	SYNCED_BURST_MAX = 64,          /* RTE_HASH_LOOKUP_BULK_MAX */
+	SYNCED_SWEEP_MS = 1000,         /* synced_expire(): a sweep per second at most */
+};
 
 /* A hit: the destination id and when the entry expires (ms clock). */
 struct synced_value {
@@ -42,8 +45,16 @@ int synced_upsert(struct synced *s, const struct flow_key *k, uint32_t dest,
 /* Control thread: forget an entry (a CLOSE from a peer). 0 or -ENOENT. */
 int synced_remove(struct synced *s, const struct flow_key *k);
 
-/* Control thread: visit at most budget entries, deleting the expired and
- * those whose destination is no longer valid; returns how many went. */
+/*
+ * Control thread: visit at most budget entries, deleting the expired and
+ * those whose destination is no longer valid; returns how many went. A sweep
+ * of the table (calls from its first entry to its end) starts at most once
+ * per SYNCED_SWEEP_MS, and none while the table is empty: rte_hash_iterate()
+ * walks every empty slot, so each call that reaches the end of a sparse
+ * table costs a scan of its whole capacity (10 ms for the default 4 M slots:
+ * a control tick of 1 ms ran every 12 ms). Expired entries are dead to
+ * lookups before the sweep frees them.
+ */
 uint32_t synced_expire(struct synced *s, uint32_t now_ms, uint32_t budget,
 		       bool (*dest_valid)(void *arg, uint32_t dest), void *arg);
 

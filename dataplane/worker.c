@@ -33,7 +33,7 @@ const char *const worker_poll_names[WORKER_POLL_MAX] = {
 enum {
 	BURST = 64,                 /* new flows: +5 % over 32 (more bucket
 				     * fetches in flight); established: even */
-	FRAG_MAX = BURST,           /* fragments of one packet; 2 suffice for a
+	FRAG_MAX = 32,              /* fragments of one packet; 2 suffice for a
 				     * packet that came within the port MTU */
 	EXPIRE_SWEEP_MS = 1024,     /* the expiry scan visits the used part of */
 	EXPIRE_PER_MS_MIN = 64,     /* the table once per */

@@ -12,8 +12,9 @@
 #                                work folder in $dir, and an EXIT trap that stops
 #                                the dataplane and removes both
 #   dp_l2_web_config FILE N...   a config of one l2 TCP VIP "web" (TOPO_VIP4,
-#                                TOPO_PORT) to l2 backends N...; FLOWS_CAPACITY
-#                                and FLOWS_EXTRA (keys of the flows group) if set,
+#                                TOPO_PORT) to l2 backends N...; FLOWS_CAPACITY,
+#                                SHARED_CAPACITY and FLOWS_EXTRA (keys of the
+#                                flows group) if set,
 #                                DEVICE_EXTRA (",key=value" of the port's vdev),
 #                                CONF_EXTRA (more top-level groups)
 #
@@ -48,7 +49,7 @@ dp_l2_web_config() {
 cluster = { hash_seed = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"; };
 node = { id = 1; address = "$TOPO_LB_ADDR4"; };
 ports = ( { name = "lan0"; device = "net_af_packet0,iface=$TOPO_LB_IF${DEVICE_EXTRA:-}"; } );
-flows = { capacity = ${FLOWS_CAPACITY:-65536}; shared_capacity = 65536; ${FLOWS_EXTRA:-} };
+flows = { capacity = ${FLOWS_CAPACITY:-65536}; shared_capacity = ${SHARED_CAPACITY:-65536}; ${FLOWS_EXTRA:-} };
 vips = (
   { name = "web"; address = "$TOPO_VIP4"; port = $TOPO_PORT; protocol = "tcp"; encap = "l2";
     backends = ( ${bk%,} ); }
