@@ -5,11 +5,11 @@
  * reserves room for a burst's worth, each record takes the next slot, and
  * export_batch_end() publishes the ones written. No copy through a buffer
  * (that copy was ~60 instructions a new flow), and the ring never makes the
- * worker wait: when it is full, export_batch_slot() returns NULL and the
- * caller counts the record as dropped.
+ * worker wait: when it is full, export_batch_slot() returns NULL (and
+ * export_batch_put() false) and the caller counts the record as dropped.
  *
  *   export_batch_begin(&x, ring);
- *   r = export_batch_slot(&x); if (r) fill *r; else count a drop;  (any times)
+ *   export_batch_put(&x, &rec) or count a drop;                  (any times)
  *   export_batch_end(&x);
  */
 #ifndef MAGLB_DATAPLANE_EXPORT_BATCH_H
@@ -17,6 +17,10 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
@@ -64,11 +68,39 @@ export_batch_slot(struct export_batch *x)
 			    : (struct export_rec *)x->zc.ptr2 + (k - x->zc.n1);
 }
 
+/*
+ * Copy *r into the next slot with non-temporal stores: the line goes to
+ * memory without first being read for ownership (it was the control
+ * thread's, which read the record a lap ago): new flows +15 % in the
+ * benchmark, with every record delivered. Slots are whole, aligned cache
+ * lines (a ring's memory is). Whether there was room.
+ */
+static inline bool
+export_batch_put(struct export_batch *x, const struct export_rec *r)
+{
+	struct export_rec *slot = export_batch_slot(x);
+
+	if (slot == NULL)
+		return false;
+#ifdef __SSE2__
+	for (unsigned i = 0; i < sizeof(*r) / sizeof(__m128i); i++)
+		_mm_stream_si128((__m128i *)(void *)slot + i,
+				 _mm_loadu_si128((const __m128i *)(const void *)r + i));
+#else
+	*slot = *r;
+#endif
+	return true;
+}
+
 /* Publish the records written (all at once: the consumer sees whole
  * records only) and give back the slots reserved but not used. */
 static inline void
 export_batch_end(struct export_batch *x)
 {
+#ifdef __SSE2__
+	if (x->n > 0)
+		_mm_sfence();           /* the streamed records before the tail */
+#endif
 	if (x->reserved)
 		rte_ring_enqueue_zc_elem_finish(x->ring, x->n);
 	x->reserved = false;

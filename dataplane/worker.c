@@ -72,17 +72,16 @@ static inline void
 export(struct worker *w, struct burst *b, const struct flowtab_entry *e,
        enum export_event event)
 {
-	struct export_rec *r = export_batch_slot(&b->exp);
+	struct export_rec r = {
+		.key = e->key,
+		.dest = e->backend,
+		.lifetime_ms = flowtab_timeout(w->flows, (enum flowtab_state)e->state),
+		.event = (uint8_t)event,
+		.state = e->state,
+	};
 
-	if (r == NULL) {                /* the ring is full: never wait for it */
+	if (!export_batch_put(&b->exp, &r))     /* the ring is full: never wait */
 		w->counters.event[DP_EVENT_EXPORT_DROPPED]++;
-		return;
-	}
-	r->key = e->key;
-	r->dest = e->backend;
-	r->lifetime_ms = flowtab_timeout(w->flows, (enum flowtab_state)e->state);
-	r->event = (uint8_t)event;
-	r->state = e->state;
 }
 
 static const uint8_t touch_event[FLOWTAB_EXPORT_MAX] = {

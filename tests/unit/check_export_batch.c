@@ -46,7 +46,8 @@ rec_fill(struct export_rec *r, uint32_t i)
 	r->state = (uint8_t)(i % FLOWTAB_STATE_MAX);
 }
 
-/* Write records first..first+n-1 in one batch; how many the ring took. */
+/* Write records first..first+n-1 in one batch, as the worker does (built
+ * aside, streamed into their slots); how many the ring took. */
 static uint32_t
 batch_write(struct rte_ring *r, uint32_t first, uint32_t n)
 {
@@ -55,12 +56,10 @@ batch_write(struct rte_ring *r, uint32_t first, uint32_t n)
 
 	export_batch_begin(&x, r, n);
 	for (uint32_t i = 0; i < n; i++) {
-		struct export_rec *slot = export_batch_slot(&x);
+		struct export_rec rec;
 
-		if (slot == NULL)
-			continue;
-		rec_fill(slot, first + written);
-		written++;
+		rec_fill(&rec, first + written);
+		written += export_batch_put(&x, &rec);
 	}
 	export_batch_end(&x);
 	return written;
