@@ -86,8 +86,8 @@ hash_sip13_words(const struct hash_key *key, const uint64_t *w, unsigned n)
  * out[i] = hash_sip13_words(key, (uint64_t[]){ w0[i], w1[i] }, 2), the flow
  * hash of an IPv4 key. Four strings at a time in AVX2 lanes where the CPU has
  * AVX2 (checked at run time), the rest one by one: scalar SipHash is a chain
- * of dependent rounds that the new-flow path waited on (README, "What limits
- * the new-flow run"). Thread-safe; the packet path.
+ * of dependent rounds that the new-flow path waited on (the lanes: +4 % new
+ * flows in tests/bench's dataplane-vs-testpmd). Thread-safe; the packet path.
  */
 void hash_sip13_2w_burst(const struct hash_key *key, const uint64_t *w0, const uint64_t *w1,
 			 uint32_t n, uint64_t *out);
