@@ -541,22 +541,6 @@ flowtab_lookup_stage(struct flowtab *t, const struct flow_key *const keys[],
 }
 
 void
-flowtab_lookup_burst(struct flowtab *t, const struct flow_key *const keys[],
-		     uint32_t n, struct flowtab_entry *out[])
-{
-	struct flowtab_hint pos[FLOWTAB_BURST_MAX];
-
-	while (n > 0) {
-		uint32_t c = n < FLOWTAB_BURST_MAX ? n : FLOWTAB_BURST_MAX;
-
-		flowtab_lookup_stage(t, keys, c, out, pos);
-		keys += c;
-		out += c;
-		n -= c;
-	}
-}
-
-void
 flowtab_lookup_burst_hint(struct flowtab *t, const struct flow_key *const keys[],
 			  uint32_t n, struct flowtab_entry *out[], struct flowtab_hint hint[])
 {
@@ -569,6 +553,17 @@ flowtab_lookup_burst_hint(struct flowtab *t, const struct flow_key *const keys[]
 		hint += c;
 		n -= c;
 	}
+}
+
+void
+flowtab_lookup_burst(struct flowtab *t, const struct flow_key *const keys[],
+		     uint32_t n, struct flowtab_entry *out[])
+{
+	struct flowtab_hint scratch[FLOWTAB_BURST_MAX];
+
+	for (uint32_t i = 0; i < n; i += FLOWTAB_BURST_MAX)
+		flowtab_lookup_burst_hint(t, keys + i, n - i < FLOWTAB_BURST_MAX ? n - i :
+					  FLOWTAB_BURST_MAX, out + i, scratch);
 }
 
 /* ---- entries, expiry ---- */
