@@ -13,6 +13,7 @@
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 #include <rte_ring_elem.h>
+#include <rte_ring_peek_zc.h>
 
 #include "config/config.h"
 #include "dataplane/control_private.h"
@@ -484,13 +485,23 @@ exports(struct control *c, struct worker *w)
 {
 	struct export_rec *recs = c->recs;
 	const struct dp_state *s = control_state(c);
-	unsigned n = rte_ring_sc_dequeue_burst_elem(w->export_ring, recs, sizeof(recs[0]),
-						    CONTROL_EXPORT_BURST, NULL);
+	unsigned n;
 
 	if (c->export_conn == 0) {
+		/* Nobody listens: free every record without reading it (the
+		 * worker streamed them to DRAM; a read would fetch them back),
+		 * with no budget, as it costs the same for one or all. */
+		struct rte_ring_zc_data zcd;
+
+		n = rte_ring_dequeue_zc_burst_elem_start(w->export_ring, sizeof(*recs),
+							 rte_ring_get_capacity(w->export_ring),
+							 &zcd, NULL);
+		rte_ring_dequeue_zc_elem_finish(w->export_ring, n);
 		c->counters[CONTROL_EXPORT_NO_SUBSCRIBER] += n;
 		return n;
 	}
+	n = rte_ring_sc_dequeue_burst_elem(w->export_ring, recs, sizeof(recs[0]),
+					   CONTROL_EXPORT_BURST, NULL);
 	for (int ev = 0; ev < EXPORT_EVENT_MAX; ev++) {
 		size_t k = 0;
 

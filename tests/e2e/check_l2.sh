@@ -30,6 +30,9 @@ cluster = { hash_seed = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"; };
 node = { id = 1; address = "$TOPO_LB_ADDR4"; address6 = "$TOPO_LB_ADDR6"; };
 ports = ( { name = "lan0"; device = "net_af_packet0,iface=$TOPO_LB_IF"; } );
 flows = { capacity = 65536; shared_capacity = 65536; };
+# An export ring of 255 records, fewer than the run's events: it holds only
+# if the control thread frees them (no syncd subscribes in this test).
+sync = { queue_entries = 256; };
 vips = (
   { name = "tcp4"; address = "$TOPO_VIP4"; port = $TOPO_PORT; protocol = "tcp"; encap = "l2";
     backends = ( $(backends 4) ); },
@@ -65,6 +68,16 @@ check "flows recorded in the worker's table (NEW_FLOWS >= 180)" \
 	test "$(dp_counter "$P" total NEW_FLOWS)" -ge 180
 check "no packet dropped for lack of a backend or neighbour" \
 	test "$(( $(dp_counter "$P" total NO_BACKEND) + $(dp_counter "$P" total NO_NEIGHBOUR) ))" -eq 0
+# No syncd subscribes here: the control thread frees the export records
+# unread and counts them (each TCP flow's NEW, establishment and close, each
+# UDP flow's NEW: more than the ring holds).
+_unsubscribed_drained() {
+	test "$(dp_counter "$P" control EXPORT_NO_SUBSCRIBER)" -ge 300
+}
+check "no syncd: the export records freed and counted (EXPORT_NO_SUBSCRIBER >= 300)" \
+	await_cond 5 _unsubscribed_drained
+check "no syncd: no export record dropped at the worker (EXPORT_DROPPED 0)" \
+	test "$(dp_counter "$P" total EXPORT_DROPPED)" -eq 0
 # The router's view of an on-link VIP: the MAC it resolved, if any.
 router_mac() {
 	ip -n "${P}r" neigh show "$1" | sed -n 's/.* lladdr \([0-9a-f:]*\) .*/\1/p'
