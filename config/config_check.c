@@ -51,6 +51,12 @@ check_ports(const struct checker *c)
 						     port->name, other->name);
 		}
 	}
+	/* The dataplane forwards on one port: refuse what it would ignore. */
+	if (cfg->n_ports > 1)
+		return config_errorf(c->err, c->errlen, c->name, cfg->ports[1].line,
+				     "port '%s': this version forwards on one port only "
+				     "(bond NICs into one DPDK port with net_bonding)",
+				     cfg->ports[1].name);
 	return 0;
 }
 

@@ -632,6 +632,17 @@ START_TEST(test_duplicate_port)
 }
 END_TEST
 
+START_TEST(test_second_port)
+{
+	expect_error(
+		CLUSTER
+		"node = { id = 1; address = \"198.18.0.10\"; };\n"
+		"ports = ( { name = \"lan0\"; device = \"net_null0\"; },\n"
+		"  { name = \"lan1\"; device = \"net_null1\"; } );\n" WEB4_VIPS,
+		"t.conf:4: ", "port 'lan1': this version forwards on one port only");
+}
+END_TEST
+
 START_TEST(test_tunnel_source_missing)
 {
 	expect_error(
@@ -734,6 +745,7 @@ config_suite(void)
 	add(s, "l2_needs_mac", test_l2_needs_mac);
 	add(s, "duplicate_backend", test_duplicate_backend);
 	add(s, "duplicate_port", test_duplicate_port);
+	add(s, "second_port", test_second_port);
 	add(s, "tunnel_source_missing", test_tunnel_source_missing);
 	add(s, "missing_file", test_missing_file);
 	add(s, "bad_file", test_bad_file);
