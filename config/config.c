@@ -524,7 +524,7 @@ parse_flows(const struct parser *p, const config_setting_t *root,
 	};
 #define F(f) offsetof(struct config_flows, f)
 	static const struct uint_key uints[] = {
-		{ "capacity", F(capacity), 1024, 1u << 30 },
+		{ "capacity", F(capacity), 1024, CONFIG_FLOWS_CAPACITY_MAX },
 		{ "shared_capacity", F(shared_capacity), 1024, 1u << 30 },
 		{ "insert_rate", F(insert_rate), 0, UINT32_MAX },
 		{ "refresh_interval", F(refresh_interval), 1, 86400 },

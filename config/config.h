@@ -28,6 +28,7 @@
 #define CONFIG_VIPS_MAX 1024
 #define CONFIG_BACKENDS_MAX 4096    /* per VIP */
 #define CONFIG_WEIGHT_MAX 1000
+#define CONFIG_FLOWS_CAPACITY_MAX (1u << 26)  /* a worker table: 4.8 GB */
 #define CONFIG_TABLE_SIZE_DEFAULT 65537u
 #define CONFIG_TABLE_SIZE_MAX 16777213u  /* largest prime below 2^24 */
 #define CONFIG_TABLE_PER_BACKEND_MIN 10u /* M >= 10 * backends */

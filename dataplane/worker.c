@@ -730,6 +730,9 @@ worker_main(void *arg)
 	return 0;
 }
 
+static_assert(CONFIG_FLOWS_CAPACITY_MAX <= FLOWTAB_CAPACITY_MAX,
+	      "every capacity the config accepts makes a flow table");
+
 struct flowtab_params
 worker_flow_params(const struct config_flows *fl)
 {

@@ -401,6 +401,8 @@ START_TEST(test_section_range)
 {
 	expect_error(HEAD "flows = { capacity = 100; };\n" WEB4_VIPS,
 		     "t.conf:4: ", "capacity 100 out of range 1024..");
+	expect_error(HEAD "flows = { capacity = 67108865; };\n" WEB4_VIPS,
+		     "t.conf:4: ", "capacity 67108865 out of range 1024..67108864");
 	expect_error(HEAD "sync = {\n  max_batch_delay_ms = 0;\n};\n" WEB4_VIPS,
 		     "t.conf:5: ", "max_batch_delay_ms 0 out of range 1..1000");
 	expect_error(
