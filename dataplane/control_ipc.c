@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include <qb/qblog.h>
 #include <rte_ethdev.h>
 
 #include "config/config.h"
@@ -511,6 +512,31 @@ import_lifetime_max(const struct config *cfg)
 	return RTE_MAX(m, p.udp_ms);
 }
 
+/* A peer's entries this node refused mean the nodes' configs differ, or
+ * the synced table is full: say so in the log, at most once per
+ * CONTROL_IMPORT_WARN_MS (the counters have every one). */
+static void
+import_warn(struct control *c, uint32_t peer, uint32_t rejected, uint32_t full, uint32_t now)
+{
+	if ((rejected == 0 && full == 0) ||
+	    (c->import_warned && (int32_t)(now - c->import_warn_ms) < CONTROL_IMPORT_WARN_MS))
+		return;
+	char from[32] = "";
+
+	c->import_warned = true;
+	c->import_warn_ms = now;
+	if (peer != 0)
+		snprintf(from, sizeof(from), " from node %u", peer);
+	if (rejected > 0)
+		qb_log(LOG_WARNING, "import%s: %u entries name a VIP or backend not configured "
+		       "here (do the nodes' configs differ?); counted in IMPORT_REJECTED",
+		       from, rejected);
+	if (full > 0)
+		qb_log(LOG_WARNING, "import%s: %u entries found the synced table full "
+		       "(flows.shared_capacity %u); counted in IMPORT_FULL", from, full,
+		       c->cfg->flows.shared_capacity);
+}
+
 /* Entries from syncd: only for VIPs and backends configured here. */
 static int
 import(struct control *c, const struct wire_ctl_msg *req)
@@ -518,6 +544,7 @@ import(struct control *c, const struct wire_ctl_msg *req)
 	const struct dp_state *s = control_state(c);
 	const struct wire_ctl_flows *fl = &req->flows;
 	uint32_t now = control_now_ms(c), life_max = import_lifetime_max(c->cfg);
+	uint32_t rejected = 0, full = 0;
 
 	for (size_t i = 0; i < fl->count; i++) {
 		const struct wire_flow *f = &fl->entries[i];
@@ -537,16 +564,19 @@ import(struct control *c, const struct wire_ctl_msg *req)
 		dest = vip < 0 ? -1 : state_dest_find(s, (uint32_t)vip,
 						      family_of_af(f->backend_family), f->backend);
 		if (dest < 0) {
-			c->counters[CONTROL_IMPORT_REJECTED]++;
+			rejected++;
 			continue;
 		}
 		if (synced_upsert(c->sh->synced, &k, (uint32_t)dest,
 				  now + (f->lifetime_ms < life_max ? f->lifetime_ms : life_max)) < 0) {
-			c->counters[CONTROL_IMPORT_FULL]++;
+			full++;
 			continue;
 		}
 		c->counters[CONTROL_IMPORTED]++;
 	}
+	c->counters[CONTROL_IMPORT_REJECTED] += rejected;
+	c->counters[CONTROL_IMPORT_FULL] += full;
+	import_warn(c, fl->peer, rejected, full, now);
 	return 0;
 }
 

@@ -46,6 +46,7 @@ enum control_counter {
 enum {
 	CONTROL_RETIRED_MAX = 64,
 	CONTROL_EXPORT_BURST = 1024,    /* records taken from a ring per tick */
+	CONTROL_IMPORT_WARN_MS = 10000, /* at most one refused-import warning */
 };
 
 struct control {
@@ -62,6 +63,8 @@ struct control {
 	uint64_t export_conn;           /* syncd's connection; 0: none */
 	uint64_t export_seq;
 	uint64_t export_lost;           /* to report in the next batch */
+	uint32_t import_warn_ms;        /* the last refused-import warning */
+	bool import_warned;             /* import_warn_ms is set */
 	struct wire_flow *flows;        /* scratch: IPC_FLOWS_PER_MSG_MAX entries */
 	struct export_rec *recs;        /* scratch: CONTROL_EXPORT_BURST records */
 	struct {

@@ -181,6 +181,13 @@ rejected_counted() {
 		[ "$(dp_counter "$P" control IMPORTED)" -eq "$CONNS" ]
 }
 check "import: ... and counted: IMPORT_REJECTED == 2, IMPORTED still $CONNS" rejected_counted
+# The same batch again: counted again, but logged once per 10 s, not per batch.
+lbsync import --in "$dir/foreign.txt" >"$dir/foreign2.out" 2>&1
+_rejected_twice() { [ "$(dp_counter "$P" control IMPORT_REJECTED)" -eq 4 ]; }
+check "import: sent again, counted again (IMPORT_REJECTED == 4)" await_cond 5 _rejected_twice
+check "import: ... and logged once, a warning that the nodes' configs may differ" \
+	test "$(grep -c "import: 2 entries name a VIP or backend not configured here" \
+		"$(topo_dir "$P")/dataplane.err")" -eq 1
 
 # The peer's flows end: its CLOSE events remove the synced entries, whatever
 # backend they name (here one this node does not have).
