@@ -518,11 +518,11 @@ import_lifetime_max(const struct config *cfg)
 static void
 import_warn(struct control *c, uint32_t peer, uint32_t rejected, uint32_t full, uint32_t now)
 {
+	char from[32] = "";
+
 	if ((rejected == 0 && full == 0) ||
 	    (c->import_warned && (int32_t)(now - c->import_warn_ms) < CONTROL_IMPORT_WARN_MS))
 		return;
-	char from[32] = "";
-
 	c->import_warned = true;
 	c->import_warn_ms = now;
 	if (peer != 0)
