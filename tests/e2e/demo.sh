@@ -12,6 +12,7 @@ dir=$(mktemp -d)
 dp_pid=
 cleanup() {
 	[ -n "$dp_pid" ] && kill "$dp_pid" 2>/dev/null && wait "$dp_pid" 2>/dev/null
+	eal_dirs "$P" | xargs rm -rf
 	topo_teardown "$P"
 	rm -rf "$dir"
 }

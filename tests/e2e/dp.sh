@@ -81,12 +81,15 @@ dp_start() {
 dp_stop() {
 	local p=$1 pidfile pid rc=0
 	pidfile="$(topo_dir "$p")/dataplane.pid"
-	[ -e "$pidfile" ] || return 0
-	pid=$(<"$pidfile")
-	rm -f "$pidfile"
-	kill -TERM "$pid" 2>/dev/null || return 0
-	wait "$pid" || rc=$?
-	[ "$rc" -eq 0 ] || log "dp_stop: the dataplane exited with status $rc"
+	if [ -e "$pidfile" ]; then
+		pid=$(<"$pidfile")
+		rm -f "$pidfile"
+		if kill -TERM "$pid" 2>/dev/null; then
+			wait "$pid" || rc=$?
+			[ "$rc" -eq 0 ] || log "dp_stop: the dataplane exited with status $rc"
+		fi
+	fi
+	eal_dirs "${p}dp" | xargs rm -rf
 	return "$rc"
 }
 

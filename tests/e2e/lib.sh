@@ -105,6 +105,10 @@ await_cond() {
 # The state folder of a topology: logs, pids, mode.
 topo_dir() { printf '%s/maglb-e2e.%s' "${TMPDIR:-/tmp}" "$1"; }
 
+# eal_dirs EAL_PREFIX: the runtime folders a DPDK process of that --file-prefix
+# leaves behind, --no-shconf or not: remove them once it has exited.
+eal_dirs() { printf '%s\n' "/var/run/dpdk/$1" "${XDG_RUNTIME_DIR:-/nonexistent}/dpdk/$1"; }
+
 # Backend N's address in MODE (l2: LB segment, tunnel: backend segment).
 topo_backend_addr4() { [ "$1" = l2 ] && echo "198.18.0.2$2" || echo "198.18.20.2$2"; }
 topo_backend_addr6() { [ "$1" = l2 ] && echo "2001:db8::2$2" || echo "2001:db8:20::2$2"; }
