@@ -679,6 +679,8 @@ maglbctl_flows_append(struct maglbctl_flows *fl, const struct wire_ctl_dump *d,
 
 	if (limit != 0 && fl->count + n > limit)
 		n = (size_t)(limit - fl->count);
+	if (n == 0)                     /* an empty page: entries may be NULL */
+		return 0;
 	if (fl->count + n > fl->cap) {
 		size_t cap = fl->cap ? fl->cap : MAGLBCTL_FLOWS_PAGE;
 		struct wire_flow *e;

@@ -392,7 +392,8 @@ static ssize_t
 ipc_process(struct ipc_server *s, struct ipc_conn *conn, const void *data,
 	    size_t size)
 {
-	const struct qb_ipc_request_header *hdr = data;
+	/* A copy: libqb's buffer need not be aligned for the header's fields. */
+	struct qb_ipc_request_header hdr = { .id = 0 };
 	struct wire_counters before = s->counters.wire;
 	struct wire_ctl_msg req;
 	char text[WIRE_TEXT_MAX];
@@ -400,14 +401,15 @@ ipc_process(struct ipc_server *s, struct ipc_conn *conn, const void *data,
 	ssize_t n;
 	int rc;
 
-	if (size < sizeof(*hdr) || size > IPC_MSG_MAX ||
-	    hdr->id != IPC_MSG_ID) {
+	if (size >= sizeof(hdr))
+		memcpy(&hdr, data, sizeof(hdr));
+	if (size < sizeof(hdr) || size > IPC_MSG_MAX || hdr.id != IPC_MSG_ID) {
 		s->counters.counts[IPC_COUNTER_BAD_HEADER]++;
 		return ipc_frame_error(s, 0, EBADMSG, "bad libqb header: "
 				       "unknown id or size out of bounds");
 	}
-	len = size - sizeof(*hdr);
-	memcpy(s->rx, (const uint8_t *)data + sizeof(*hdr), len);
+	len = size - sizeof(hdr);
+	memcpy(s->rx, (const uint8_t *)data + sizeof(hdr), len);
 	rc = wire_ctl_decode(s->rx, len, &req, &s->counters.wire);
 	if (rc < 0) {
 		s->counters.counts[IPC_COUNTER_BAD_REQUEST]++;

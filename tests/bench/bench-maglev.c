@@ -136,7 +136,7 @@ main(int argc, char **argv)
 	}
 	for (uint32_t i = 0; i < b.n; i++) {
 		/* 198.18.0.0/15, the benchmarking range; any distinct names do. */
-		snprintf(b.names[i], NAME_LEN, "198.%u.%u.%u", 18 + (i + 1) / 65536,
+		snprintf(b.names[i], NAME_LEN, "198.%u.%u.%u", (18 + (i + 1) / 65536) % 256,
 			 (i + 1) / 256 % 256, (i + 1) % 256);
 		b.backends[i] = (struct maglev_backend){ b.names[i], 1 };
 	}

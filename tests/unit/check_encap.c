@@ -1146,7 +1146,8 @@ frag_packet(uint8_t *ip, uint16_t tot, const uint8_t *opts, uint8_t opt_len, uin
 	ip[9] = 17;
 	memcpy(ip + 12, client4, 4);
 	memcpy(ip + 16, vip4, 4);
-	memcpy(ip + 20, opts, opt_len);
+	if (opt_len > 0)                /* opts may be NULL then */
+		memcpy(ip + 20, opts, opt_len);
 	for (unsigned i = hl; i < tot; i++)
 		ip[i] = (uint8_t)(i * 7 + 3);
 	ip[11] = 0;
