@@ -901,14 +901,28 @@ flowtab_insert_hint(struct flowtab *t, const struct flow_key *k, struct flowtab_
 {
 	struct flowtab_entry *e;
 
+	struct flowtab_bucket *b = &t->buckets[hint.bucket];
+	uint64_t m;
+
 	assert(hint.bucket == flowtab_locate(t, k).bucket && hint.sig == flowtab_locate(t, k).sig);
 	if (!flowtab_token_take(t, now_ms))
 		return flowtab_refuse(t, FLOWTAB_REFUSE_RATE, why);
-	e = flowtab_place(t, k, hint, now_ms);
-	if (e == NULL) {
-		if (t->rate != 0)
-			t->tokens += FLOWTAB_MILLI;
-		return flowtab_refuse(t, FLOWTAB_REFUSE_FULL, why);
+	m = flowtab_match(b, 0);
+	if (__builtin_expect(m != 0 && flowtab_entry_available(t), 1)) {
+		/* Room in the primary bucket, as for most inserts below ~60 %
+		 * load: flowtab_place()'s first step, without its calls. */
+		uint32_t i = flowtab_entry_alloc(t);
+
+		flowtab_slot_set(b, flowtab_slot(m), hint.sig, i);
+		e = &t->head.entries[i];
+		memcpy(&e->key, k, sizeof(e->key));
+	} else {
+		e = flowtab_place(t, k, hint, now_ms);
+		if (e == NULL) {
+			if (t->rate != 0)
+				t->tokens += FLOWTAB_MILLI;
+			return flowtab_refuse(t, FLOWTAB_REFUSE_FULL, why);
+		}
 	}
 	flowtab_entry_start(t, e, backend, flowtab_initial_state(k, tcp_flags), now_ms);
 	t->stat[FLOWTAB_STAT_INSERTED]++;
