@@ -25,21 +25,16 @@ struct viptab_addr {
 };
 
 /*
- * One exact-port VIP, keyed by its whole destination (address, family,
- * protocol, port) as three words of a flow key: a packet to an exact-port
- * VIP, the usual case, is one hash and one probe.
+ * Exact-port VIPs (struct viptab_exact, viptab.h) are keyed by their whole
+ * destination (address, family, protocol, port) as three words of a flow
+ * key: a packet to an exact-port VIP, the usual case, is one hash and one
+ * probe, inline in the caller.
  */
-struct viptab_exact {
-	uint64_t w[3];                          /* vip[0..7], vip[8..15], tail */
-	uint32_t id;
-	uint32_t used;
-};
-
 struct viptab {
+	struct viptab_head head;                /* first: viptab_lookup() reads it */
 	uint32_t addr_mask;                     /* slots - 1, a power of 2 */
-	uint32_t exact_mask;
 	struct viptab_addr *addrs;
-	struct viptab_exact *exact;
+	struct viptab_exact *exact;             /* head.exact, writable */
 };
 
 static inline int
@@ -69,35 +64,13 @@ viptab_addr_hash(uint8_t family, const uint8_t addr[16])
 	return (uint32_t)(h >> 32);
 }
 
-/* A destination as viptab_exact's words: the address (IPv4 in its first 4
- * bytes, the rest 0), then family, protocol and port. */
-static inline void
-viptab_exact_words(uint64_t w[3], uint8_t family, const uint8_t addr[16], uint8_t proto,
-		   uint16_t port)
-{
-	memcpy(&w[0], addr, 8);
-	memcpy(&w[1], addr + 8, 8);
-	w[2] = (uint64_t)family | (uint64_t)proto << 8 | (uint64_t)port << 16;
-}
-
-static inline uint32_t
-viptab_exact_hash(const uint64_t w[3])
-{
-	uint64_t h = w[0] * 0x9e3779b97f4a7c15ull ^ w[1] * 0xc2b2ae3d27d4eb4full ^
-		     w[2] * 0x165667b19e3779f9ull;
-
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return (uint32_t)(h >> 32);
-}
-
 /* The slot of the words w, or of the free slot where they would go. */
 static inline uint32_t
 viptab_exact_probe(const struct viptab *t, const uint64_t w[3])
 {
-	uint32_t i = viptab_exact_hash(w) & t->exact_mask;
+	uint32_t i = viptab_exact_hash(w) & t->head.exact_mask;
 
-	for (;; i = (i + 1) & t->exact_mask) {
+	for (;; i = (i + 1) & t->head.exact_mask) {
 		const struct viptab_exact *e = &t->exact[i];
 
 		if (!e->used || ((e->w[0] ^ w[0]) | (e->w[1] ^ w[1]) | (e->w[2] ^ w[2])) == 0)
@@ -211,8 +184,9 @@ viptab_create(const struct viptab_vip *vips, uint32_t n)
 		goto fail;
 	t->addr_mask = viptab_slots(n) - 1;
 	t->addrs = calloc(t->addr_mask + 1, sizeof(*t->addrs));
-	t->exact_mask = viptab_slots(n) - 1;
-	t->exact = calloc(t->exact_mask + 1, sizeof(*t->exact));
+	t->head.exact_mask = viptab_slots(n) - 1;
+	t->exact = calloc(t->head.exact_mask + 1, sizeof(*t->exact));
+	t->head.exact = t->exact;
 	if (t->addrs == NULL || t->exact == NULL)
 		goto fail;
 
@@ -250,17 +224,11 @@ viptab_miss(enum dp_drop *why, enum dp_drop reason)
 }
 
 int64_t
-viptab_lookup(const struct viptab *t, const struct flow_key *k, enum dp_drop *why)
+viptab_lookup_other(const struct viptab *t, const struct flow_key *k, enum dp_drop *why)
 {
-	uint64_t w[3];
-	const struct viptab_exact *x;
 	const struct viptab_addr *a;
 	int p = viptab_proto_index(k->proto);
 
-	viptab_exact_words(w, k->family, k->vip, k->proto, k->vip_port);
-	x = &t->exact[viptab_exact_probe(t, w)];
-	if (x->used)
-		return x->id;                   /* an exact port wins */
 	a = &t->addrs[viptab_addr_probe(t, k->family, k->vip)];
 	if (a->family == 0)
 		return viptab_miss(why, DP_DROP_NOT_VIP);

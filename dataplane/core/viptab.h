@@ -24,6 +24,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dataplane/core/counters.h"
 #include "dataplane/core/flow_key.h"
@@ -53,15 +54,71 @@ struct viptab *viptab_create(const struct viptab_vip *vips, uint32_t n);
 /* Free a table no thread reads any more. NULL is a no-op. */
 void viptab_destroy(struct viptab *t);
 
+/* Private, for the inline viptab_lookup(): a slot of the exact-port hash,
+ * and the head of every table. */
+struct viptab_exact {
+	uint64_t w[3];                          /* vip[0..7], vip[8..15], tail */
+	uint32_t id;
+	uint32_t used;
+};
+
+struct viptab_head {
+	uint32_t exact_mask;                    /* slots - 1, a power of 2 */
+	const struct viptab_exact *exact;
+};
+
+/* Private: a destination as viptab_exact's words (the address, IPv4 in its
+ * first 4 bytes and the rest 0, then family, protocol and port), and their
+ * hash. */
+static inline void
+viptab_exact_words(uint64_t w[3], uint8_t family, const uint8_t addr[16], uint8_t proto,
+		   uint16_t port)
+{
+	memcpy(&w[0], addr, 8);
+	memcpy(&w[1], addr + 8, 8);
+	w[2] = (uint64_t)family | (uint64_t)proto << 8 | (uint64_t)port << 16;
+}
+
+static inline uint32_t
+viptab_exact_hash(const uint64_t w[3])
+{
+	uint64_t h = w[0] * 0x9e3779b97f4a7c15ull ^ w[1] * 0xc2b2ae3d27d4eb4full ^
+		     w[2] * 0x165667b19e3779f9ull;
+
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (uint32_t)(h >> 32);
+}
+
+/* Private: viptab_lookup() of a destination no exact-port VIP has. */
+int64_t viptab_lookup_other(const struct viptab *t, const struct flow_key *k,
+			    enum dp_drop *why);
+
 /*
  * The VIP of k's destination (k->family, k->vip, k->proto, k->vip_port): a
  * VIP of that exact port wins over an all-ports VIP. Returns its id, or -1
  * with *why = DP_DROP_NOT_VIP (no VIP has this address) or DP_DROP_VIP_PROTO
  * (the address is a VIP's, but not for this protocol and port). Any thread;
- * packet path.
+ * packet path. Inline: the exact-port probe, which most packets end with,
+ * costs a third less without the call.
  */
-int64_t viptab_lookup(const struct viptab *t, const struct flow_key *k,
-		      enum dp_drop *why);
+static inline int64_t
+viptab_lookup(const struct viptab *t, const struct flow_key *k, enum dp_drop *why)
+{
+	const struct viptab_head *h = (const struct viptab_head *)(const void *)t;
+	uint64_t w[3];
+	uint32_t i;
+
+	viptab_exact_words(w, k->family, k->vip, k->proto, k->vip_port);
+	for (i = viptab_exact_hash(w) & h->exact_mask;; i = (i + 1) & h->exact_mask) {
+		const struct viptab_exact *e = &h->exact[i];
+
+		if (!e->used)
+			return viptab_lookup_other(t, k, why);
+		if (((e->w[0] ^ w[0]) | (e->w[1] ^ w[1]) | (e->w[2] ^ w[2])) == 0)
+			return e->id;
+	}
+}
 
 /*
  * The VIP of a fragment, which carries no port: the all-ports VIP of
