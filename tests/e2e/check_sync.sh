@@ -12,8 +12,9 @@
 #  d. the export ring wraps: with a ring of 63 records, 8 rounds of 8 short
 #     connections (192 events: new, established, closed) are all recorded,
 #     right (check_export_batch tests the ring's wrap itself). A connection
-#     whose first SYN the client reset and sent again (it met a stale answer)
-#     is two lifecycles of one flow: new, closed, new, established, closed.
+#     whose client sent a RST or FIN after its first SYN, then the SYN again
+#     (seen twice in 46 runs under ASan), is two lifecycles of one flow:
+#     new, closed, new, established, closed.
 # Connections are held open and idle (lbclient --hold-file) across restarts.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
