@@ -68,19 +68,16 @@ drop(struct worker *w, struct rte_mbuf *m, enum dp_drop why)
 	rte_pktmbuf_free(m);
 }
 
+/* Export packet i's flow, entry e. The key comes from the packet's meta
+ * (the same key, written long before), not from e, which an insert may
+ * have just written. */
 static inline void
-export(struct worker *w, struct burst *b, const struct flowtab_entry *e,
+export(struct worker *w, struct burst *b, uint32_t i, const struct flowtab_entry *e,
        enum export_event event)
 {
-	struct export_rec r = {
-		.key = e->key,
-		.dest = e->backend,
-		.lifetime_ms = flowtab_timeout(w->flows, (enum flowtab_state)e->state),
-		.event = (uint8_t)event,
-		.state = e->state,
-	};
-
-	if (!export_batch_put(&b->exp, &r))     /* the ring is full: never wait */
+	if (!export_batch_put(&b->exp, &b->meta[i].key, e->backend,
+			      flowtab_timeout(w->flows, (enum flowtab_state)e->state),
+			      (uint8_t)event, e->state))   /* the ring is full: never wait */
 		w->counters.event[DP_EVENT_EXPORT_DROPPED]++;
 }
 
@@ -311,7 +308,7 @@ carry(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
 		enum flowtab_export ev = flowtab_touch(w->flows, e, b->meta[i].tcp_flags, now_ms);
 
 		if (ev != FLOWTAB_EXPORT_NONE)
-			export(w, b, e, (enum export_event)touch_event[ev]);
+			export(w, b, i, e, (enum export_event)touch_event[ev]);
 	}
 	forward(w, b, st, i, e->backend);
 }
@@ -336,7 +333,7 @@ revalidate(struct worker *w, struct burst *b, const struct dp_state *st, uint32_
 		flows_add(w, e->backend, -1);
 		flows_add(w, (uint32_t)pick, 1);
 		e->backend = (uint32_t)pick;
-		export(w, b, e, EXPORT_NEW);    /* tell the peers */
+		export(w, b, i, e, EXPORT_NEW);    /* tell the peers */
 	}
 	e->user = st->vip_gen;
 	carry(w, b, st, i, e, now_ms);
@@ -417,7 +414,7 @@ on_new(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
 		e->user = st->vip_gen;
 		w->counters.event[DP_EVENT_NEW_FLOWS]++;
 		w->dest_counters[pick][WORKER_DEST_NEW]++;
-		export(w, b, e, EXPORT_NEW);
+		export(w, b, i, e, EXPORT_NEW);
 	}
 	forward(w, b, st, i, (uint32_t)pick);
 }

@@ -46,8 +46,8 @@ struct export_rec {
 	uint32_t lifetime_ms;       /* idle lifetime left */
 	uint8_t event;              /* enum export_event */
 	uint8_t state;              /* enum flowtab_state */
-	uint8_t pad[14];            /* one cache line a record: written whole,
-				     * around the cache (export_batch_put()) */
+	uint8_t pad[14];            /* 0; one cache line a record: written
+				     * whole, around the cache (export_batch_put()) */
 };
 
 static_assert(sizeof(struct export_rec) == 64, "an export record is one cache line");

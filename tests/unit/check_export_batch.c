@@ -46,8 +46,8 @@ rec_fill(struct export_rec *r, uint32_t i)
 	r->state = (uint8_t)(i % FLOWTAB_STATE_MAX);
 }
 
-/* Write records first..first+n-1 in one batch, as the worker does (built
- * aside, streamed into their slots); how many the ring took. */
+/* Write records first..first+n-1 in one batch, as the worker does (the
+ * fields passed, streamed into their slots); how many the ring took. */
 static uint32_t
 batch_write(struct rte_ring *r, uint32_t first, uint32_t n)
 {
@@ -59,7 +59,8 @@ batch_write(struct rte_ring *r, uint32_t first, uint32_t n)
 		struct export_rec rec;
 
 		rec_fill(&rec, first + written);
-		written += export_batch_put(&x, &rec);
+		written += export_batch_put(&x, &rec.key, rec.dest, rec.lifetime_ms,
+					    rec.event, rec.state);
 	}
 	export_batch_end(&x);
 	return written;
