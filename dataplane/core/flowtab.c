@@ -899,9 +899,8 @@ flowtab_insert_hint(struct flowtab *t, const struct flow_key *k, struct flowtab_
 		    uint32_t backend, uint8_t tcp_flags, uint32_t now_ms,
 		    enum flowtab_refuse *why)
 {
-	struct flowtab_entry *e;
-
 	struct flowtab_bucket *b = &t->buckets[hint.bucket];
+	struct flowtab_entry *e;
 	uint64_t m;
 
 	assert(hint.bucket == flowtab_locate(t, k).bucket && hint.sig == flowtab_locate(t, k).sig);
