@@ -64,20 +64,6 @@ viptab_addr_hash(uint8_t family, const uint8_t addr[16])
 	return (uint32_t)(h >> 32);
 }
 
-/* The slot of the words w, or of the free slot where they would go. */
-static inline uint32_t
-viptab_exact_probe(const struct viptab *t, const uint64_t w[3])
-{
-	uint32_t i = viptab_exact_hash(w) & t->head.exact_mask;
-
-	for (;; i = (i + 1) & t->head.exact_mask) {
-		const struct viptab_exact *e = &t->exact[i];
-
-		if (!e->used || ((e->w[0] ^ w[0]) | (e->w[1] ^ w[1]) | (e->w[2] ^ w[2])) == 0)
-			return i;
-	}
-}
-
 /* The slot of (family, addr), or of the free slot where it would go. */
 static inline uint32_t
 viptab_addr_probe(const struct viptab *t, uint8_t family, const uint8_t addr[16])
@@ -132,7 +118,7 @@ viptab_exact_add(struct viptab *t, const struct viptab_vip *v)
 	struct viptab_exact *x;
 
 	viptab_exact_words(w, v->family, v->addr, v->proto, v->port);
-	x = &t->exact[viptab_exact_probe(t, w)];
+	x = &t->exact[viptab_exact_probe(&t->head, w)];
 	if (x->used)
 		return -EEXIST;
 	memcpy(x->w, w, sizeof(w));

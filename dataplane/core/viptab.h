@@ -90,6 +90,21 @@ viptab_exact_hash(const uint64_t w[3])
 	return (uint32_t)(h >> 32);
 }
 
+/* Private: the slot of the words w, or of the free slot where they would
+ * go. */
+static inline uint32_t
+viptab_exact_probe(const struct viptab_head *h, const uint64_t w[3])
+{
+	uint32_t i = viptab_exact_hash(w) & h->exact_mask;
+
+	for (;; i = (i + 1) & h->exact_mask) {
+		const struct viptab_exact *e = &h->exact[i];
+
+		if (!e->used || ((e->w[0] ^ w[0]) | (e->w[1] ^ w[1]) | (e->w[2] ^ w[2])) == 0)
+			return i;
+	}
+}
+
 /* Private: viptab_lookup() of a destination no exact-port VIP has. */
 int64_t viptab_lookup_other(const struct viptab *t, const struct flow_key *k,
 			    enum dp_drop *why);
@@ -106,18 +121,12 @@ static inline int64_t
 viptab_lookup(const struct viptab *t, const struct flow_key *k, enum dp_drop *why)
 {
 	const struct viptab_head *h = (const struct viptab_head *)(const void *)t;
+	const struct viptab_exact *x;
 	uint64_t w[3];
-	uint32_t i;
 
 	viptab_exact_words(w, k->family, k->vip, k->proto, k->vip_port);
-	for (i = viptab_exact_hash(w) & h->exact_mask;; i = (i + 1) & h->exact_mask) {
-		const struct viptab_exact *e = &h->exact[i];
-
-		if (!e->used)
-			return viptab_lookup_other(t, k, why);
-		if (((e->w[0] ^ w[0]) | (e->w[1] ^ w[1]) | (e->w[2] ^ w[2])) == 0)
-			return e->id;
-	}
+	x = &h->exact[viptab_exact_probe(h, w)];
+	return x->used ? x->id : viptab_lookup_other(t, k, why);   /* an exact port wins */
 }
 
 /*
