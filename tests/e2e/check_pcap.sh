@@ -32,8 +32,9 @@ DATAPLANE=$MAGLB_BUILD/dataplane/maglb-dataplane
 MAGLBCTL=$MAGLB_BUILD/ctl/maglbctl
 COUNTERS_H=$src/dataplane/core/counters.h
 TIMEOUT_S=30
-
-log() { printf '%s\n' "$*" >&2; }
+# log, eal_dirs (only functions and the topology's constants: no namespace)
+# shellcheck source=tests/e2e/lib.sh
+. "$here/lib.sh"
 
 for bin in "$DATAPLANE" "$MAGLBCTL" "$LBTOOLS/pcapgen" "$LBTOOLS/pcapcheck"; do
 	[ -x "$bin" ] || { log "missing $bin (build first, or set MAGLB_BUILD / LBTOOLS)"; exit 1; }
@@ -50,8 +51,6 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/maglb-pcap.XXXXXX")
 SCENARIOS=()
 dp_pid=
 keep=0
-# EAL's runtime folder of a file prefix (--no-shconf leaves it empty).
-eal_dirs() { printf '%s\n' "/var/run/dpdk/$1" "${XDG_RUNTIME_DIR:-/nonexistent}/dpdk/$1"; }
 
 cleanup() {
 	if [ -n "$dp_pid" ]; then
