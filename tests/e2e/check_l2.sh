@@ -99,10 +99,10 @@ check "owned: the dataplane answers ARP for $LINK4" resolve "$LINK4"
 check "owned: the dataplane answers ND for $LINK6" resolve "$LINK6"
 check "owned: one announcement sent (gratuitous ARP)" \
 	test "$(dp_counter "$P" control ANNOUNCES)" -eq 1
-client link4 "$LINK4" --conns 30 --rounds 2
-check "IPv4 TCP to the on-link VIP, through the router's ARP entry" clients_ok "$dir/link4.json" 2
-client link6 "$LINK6" --conns 30 --rounds 2
-check "IPv6 TCP to the on-link VIP, through the router's ND entry" clients_ok "$dir/link6.json" 2
+client link4 "$LINK4" --conns 60 --rounds 2
+check "IPv4 TCP to the on-link VIP, through the router's ARP entry" clients_ok "$dir/link4.json" 5
+client link6 "$LINK6" --conns 60 --rounds 2
+check "IPv6 TCP to the on-link VIP, through the router's ND entry" clients_ok "$dir/link6.json" 5
 dp_ctl "$P" vip disown link4
 exit_is() {   # code cmd...: cmd exits with code
 	local want=$1

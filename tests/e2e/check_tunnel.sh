@@ -78,9 +78,9 @@ setup 1500 || exit 1
 for v in "${VIPS[@]}"; do
 	read -r name addr encap fam proto <<<"$v"
 	[ -z "$proto" ] || continue
-	client "$name" "$addr" --conns 30 --rounds 3
-	check "$name ($encap, VIP $addr, IPv$fam backends): 30 TCP connections, one backend each, all three used" \
-		clients_ok "$dir/$name.json" 2
+	client "$name" "$addr" --conns 60 --rounds 3
+	check "$name ($encap, VIP $addr, IPv$fam backends): 60 TCP connections, one backend each, each backend at least 5" \
+		clients_ok "$dir/$name.json" 5
 done
 
 # Path MTU, segment 1500: full-size segments do not fit once encapsulated.
