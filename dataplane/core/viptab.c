@@ -34,7 +34,6 @@ struct viptab {
 	struct viptab_head head;                /* first: viptab_lookup() reads it */
 	uint32_t addr_mask;                     /* slots - 1, a power of 2 */
 	struct viptab_addr *addrs;
-	struct viptab_exact *exact;             /* head.exact, writable */
 };
 
 static inline int
@@ -118,7 +117,7 @@ viptab_exact_add(struct viptab *t, const struct viptab_vip *v)
 	struct viptab_exact *x;
 
 	viptab_exact_words(w, v->family, v->addr, v->proto, v->port);
-	x = &t->exact[viptab_exact_probe(&t->head, w)];
+	x = &t->head.exact[viptab_exact_probe(&t->head, w)];
 	if (x->used)
 		return -EEXIST;
 	memcpy(x->w, w, sizeof(w));
@@ -171,9 +170,8 @@ viptab_create(const struct viptab_vip *vips, uint32_t n)
 	t->addr_mask = viptab_slots(n) - 1;
 	t->addrs = calloc(t->addr_mask + 1, sizeof(*t->addrs));
 	t->head.exact_mask = viptab_slots(n) - 1;
-	t->exact = calloc(t->head.exact_mask + 1, sizeof(*t->exact));
-	t->head.exact = t->exact;
-	if (t->addrs == NULL || t->exact == NULL)
+	t->head.exact = calloc(t->head.exact_mask + 1, sizeof(*t->head.exact));
+	if (t->addrs == NULL || t->head.exact == NULL)
 		goto fail;
 
 	for (uint32_t i = 0; i < n; i++) {
@@ -198,7 +196,7 @@ viptab_destroy(struct viptab *t)
 	if (t == NULL)
 		return;
 	free(t->addrs);
-	free(t->exact);
+	free(t->head.exact);
 	free(t);
 }
 

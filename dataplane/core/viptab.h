@@ -64,7 +64,7 @@ struct viptab_exact {
 
 struct viptab_head {
 	uint32_t exact_mask;                    /* slots - 1, a power of 2 */
-	const struct viptab_exact *exact;
+	struct viptab_exact *exact;             /* written by viptab_create() only */
 };
 
 /* Private: a destination as viptab_exact's words (the address, IPv4 in its
