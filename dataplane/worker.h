@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Worker lcores: one RX and one TX queue each, a flow table each (shared
- * nothing), the packet path of DESIGN.md. What they share with the control
- * thread goes through rings (export records, ARP/ND frames up, frames to send
- * down), RCU-published pointers (the forwarding state) and a mailbox for the
- * few requests only the worker may serve (dumps and lookups of its table).
+ * nothing), the packet path of docs/design.md. What they share with the
+ * control thread goes through rings (export records, ARP/ND frames up,
+ * frames to send down), RCU-published pointers (the forwarding state) and a
+ * mailbox for the few requests only the worker may serve (dumps and lookups
+ * of its table).
  */
 #ifndef MAGLB_DATAPLANE_WORKER_H
 #define MAGLB_DATAPLANE_WORKER_H
