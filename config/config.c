@@ -439,7 +439,8 @@ parse_port(const struct parser *p, const config_setting_t *group,
 	static const struct key keys[] = {
 		{ "name", true }, { "device", true }, { "mtu", false },
 		{ "gateway", false }, { "gateway6", false }, { "gateway_mac", false },
-		{ "gateway6_mac", false }, { "mbufs", false }, { NULL, false },
+		{ "gateway6_mac", false }, { "mbufs", false }, { "vlan", false },
+		{ NULL, false },
 	};
 	const config_setting_t *s = NULL;
 	const char *device = NULL;
@@ -462,6 +463,8 @@ parse_port(const struct parser *p, const config_setting_t *group,
 		rc = read_uint(p, group, ctx, "mtu", 576, 9702, &port->mtu);
 	if (rc == 0)
 		rc = read_uint(p, group, ctx, "mbufs", 4096, 1u << 27, &port->mbufs);
+	if (rc == 0)
+		rc = read_uint(p, group, ctx, "vlan", 1, 4094, &port->vlan);
 	if (rc == 0)
 		rc = read_addr(p, group, ctx, "gateway", AF_INET, &port->gateway4);
 	if (rc == 0)

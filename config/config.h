@@ -114,6 +114,7 @@ struct config_port {
 	char device[CONFIG_DEVICE_MAX]; /* PCI address or vdev name, as for EAL */
 	uint32_t mtu;                   /* 576..9702 */
 	uint32_t mbufs;                 /* packet buffers; 0: 8192 per worker + 4096 */
+	uint32_t vlan;                  /* 802.1Q VLAN id 1..4094; 0: untagged */
 	bool has_gateway4, has_gateway6;
 	struct config_addr gateway4;    /* next hop of tunnels to backends */
 	struct config_addr gateway6;

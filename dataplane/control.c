@@ -17,6 +17,8 @@
 
 #include "config/config.h"
 #include "dataplane/control_private.h"
+#include "dataplane/core/encap.h"
+#include "dataplane/core/ndisc.h"
 #include "dataplane/core/neigh.h"
 #include "dataplane/core/packet.h"
 #include "dataplane/core/reply.h"
@@ -197,8 +199,8 @@ warn_restart_keys(const struct config *old, const struct config *cfg)
 		const struct config_port *a = &old->ports[i], *b = &cfg->ports[i];
 
 		if (strcmp(a->name, b->name) != 0 || strcmp(a->device, b->device) != 0 ||
-		    a->mtu != b->mtu || a->mbufs != b->mbufs) {
-			keys[n++] = "ports (name, device, mtu or mbufs)";
+		    a->mtu != b->mtu || a->mbufs != b->mbufs || a->vlan != b->vlan) {
+			keys[n++] = "ports (name, device, mtu, mbufs or vlan)";
 			break;
 		}
 	}
@@ -265,23 +267,41 @@ fail:
 
 /* ------------------------------------------------------- sending frames */
 
-/* Queue a frame built by fill() to worker 0's TX ring. */
+/* Queue a frame built by fill() to worker 0's TX ring. On a port with a
+ * VLAN an untagged frame is tagged (a reply copies its request's tag). */
 static void
 send_frame(struct control *c, size_t (*fill)(uint8_t *out, size_t cap, void *arg),
 	   void *arg, enum control_counter counter)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(c->p.pool);
+	uint16_t vlan = c->sh->port.vlan;
+	uint8_t *out;
 	size_t len;
 
-	if (m == NULL)
-		return;
-	len = fill(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_tailroom(m), arg);
-	if (len == 0 || rte_ring_sp_enqueue(c->p.workers[0].tx_ring, m) != 0) {
-		rte_pktmbuf_free(m);
+	if (m == NULL) {
+		c->counters[CONTROL_SEND_FAILED]++;
 		return;
 	}
-	m->data_len = (uint16_t)len;
-	m->pkt_len = (uint32_t)len;
+	/* Built ENCAP_VLAN_LEN bytes in, the room a tag takes. */
+	out = rte_pktmbuf_mtod_offset(m, uint8_t *, ENCAP_VLAN_LEN);
+	len = fill(out, rte_pktmbuf_tailroom(m) - ENCAP_VLAN_LEN, arg);
+	if (len == 0) {
+		rte_pktmbuf_free(m);
+		c->counters[CONTROL_SEND_FAILED]++;
+		return;
+	}
+	/* Whole before it is queued: the worker may send it at once. */
+	m->data_len = (uint16_t)(len + ENCAP_VLAN_LEN);
+	m->pkt_len = (uint32_t)(len + ENCAP_VLAN_LEN);
+	if (vlan != 0 && be16_get(out + PKT_ETHER_TYPE) != PKT_ETHERTYPE_VLAN)
+		encap_vlan_push(out, vlan);
+	else
+		rte_pktmbuf_adj(m, ENCAP_VLAN_LEN);
+	if (rte_ring_sp_enqueue(c->p.workers[0].tx_ring, m) != 0) {
+		rte_pktmbuf_free(m);
+		c->counters[CONTROL_SEND_FAILED]++;
+		return;
+	}
 	c->counters[counter]++;
 }
 
@@ -364,64 +384,50 @@ answers_for(const struct control *c, uint8_t family, const uint8_t *addr)
 	return false;
 }
 
-/* The link-layer address option of type opt in an NS/NA, or NULL. */
-static const uint8_t *
-nd_lladdr(const uint8_t *frame, uint32_t len, const struct pkt_meta *m, uint8_t opt)
+static bool
+learn(struct control *c, const struct ndisc_info *info)
 {
-	uint32_t off = m->l4_off + 24;      /* ICMPv6 4, flags 4, target 16 */
-
-	while (off + 8 <= len) {
-		uint32_t olen = frame[off + 1] * 8u;
-
-		if (olen == 0)
-			return NULL;
-		if (frame[off] == opt && olen >= 8)
-			return frame + off + 2;
-		off += olen;
-	}
-	return NULL;
+	if (info->lladdr == NULL)
+		return false;
+	return neigh_update(c->neigh, info->family, info->addr, info->lladdr,
+			    control_now_ms(c)) >= 0;
 }
 
-static void
-learn(struct control *c, uint8_t family, const uint8_t *addr, const uint8_t *mac)
-{
-	uint8_t a[16] = { 0 };
-
-	if (mac == NULL)
-		return;
-	memcpy(a, addr, family == FLOW_FAMILY_IPV4 ? 4 : 16);
-	neigh_update(c->neigh, family, a, mac, control_now_ms(c));
-}
-
+/*
+ * One ARP or ND frame from a worker, counted once: refused by reason (not
+ * believed: nothing learnt, nothing answered), answered, learnt (it
+ * confirmed a wanted neighbour and asked nothing of this node), or ignored.
+ */
 static void
 slow_path(struct control *c, struct rte_mbuf *mb)
 {
 	const uint8_t *frame = rte_pktmbuf_mtod(mb, const uint8_t *);
 	uint32_t len = rte_pktmbuf_data_len(mb);
 	struct frame_arg a = { c, frame, len, 0, NULL };
+	struct ndisc_info info;
+	enum ndisc_refusal refusal;
 	struct pkt_meta m;
 	enum dp_drop why;
+	bool learnt;
 
-	if (!pkt_parse(frame, len, &m, &why))
+	if (!pkt_parse(frame, len, &m, &why) ||
+	    (m.kind != PKT_KIND_ARP && m.kind != PKT_KIND_ND)) {
+		c->counters[CONTROL_SLOW_IGNORED]++;    /* the worker parsed it */
 		return;
-	if (m.kind == PKT_KIND_ARP) {
-		learn(c, FLOW_FAMILY_IPV4, pkt_arp_sender_ip(frame, &m),
-		      pkt_arp_sender_mac(frame, &m));
-		if (pkt_arp_oper(frame, &m) == PKT_ARP_REQUEST &&
-		    answers_for(c, FLOW_FAMILY_IPV4, pkt_arp_target_ip(frame, &m)))
-			send_frame(c, fill_arp_reply, &a, CONTROL_ARP_REPLIES);
-		else
-			c->counters[CONTROL_SLOW_IGNORED]++;
-	} else if (m.icmp_type == 135) {    /* neighbour solicitation */
-		learn(c, FLOW_FAMILY_IPV6, m.key.client, nd_lladdr(frame, len, &m, 1));
-		if (answers_for(c, FLOW_FAMILY_IPV6, m.key.vip))
-			send_frame(c, fill_na, &a, CONTROL_ND_ADVERTS);
-		else
-			c->counters[CONTROL_SLOW_IGNORED]++;
-	} else if (m.icmp_type == 136) {    /* neighbour advertisement */
-		learn(c, FLOW_FAMILY_IPV6, m.key.vip, nd_lladdr(frame, len, &m, 2));
+	}
+	if (!ndisc_check(frame, len, &m, c->sh->port.mac, &info, &refusal)) {
+		c->refused[refusal]++;
+		return;
+	}
+	learnt = learn(c, &info);
+	if (info.kind == NDISC_ARP_REQUEST && answers_for(c, info.family, info.target)) {
+		send_frame(c, fill_arp_reply, &a, CONTROL_ARP_REPLIES);
+		c->counters[CONTROL_SLOW_ANSWERED]++;
+	} else if (info.kind == NDISC_NS && answers_for(c, info.family, info.target)) {
+		send_frame(c, fill_na, &a, CONTROL_ND_ADVERTS);
+		c->counters[CONTROL_SLOW_ANSWERED]++;
 	} else {
-		c->counters[CONTROL_SLOW_IGNORED]++;
+		c->counters[learnt ? CONTROL_SLOW_LEARNT : CONTROL_SLOW_IGNORED]++;
 	}
 }
 
@@ -615,8 +621,10 @@ control_run(struct control_params *p)
 
 	port_facts(&sp, p->cfg, p->shared->port.mac);
 	c.start_ms = control_now_ms(&c);
-	c.sctx = state_ctx_create(1u << 20, &sp);
+	c.sctx = state_ctx_create(p->shared->max_dests, &sp);
 	rc = c.sctx == NULL ? -ENOMEM : 0;
+	if (rc < 0)
+		qb_log(LOG_ERR, "out of memory for %u destination ids", p->shared->max_dests);
 	if (rc == 0) {
 		s = state_build(c.sctx, c.cfg, NULL, err, sizeof(err));
 		rc = s == NULL ? -EINVAL : 0;

@@ -13,6 +13,7 @@
 #include "dataplane/control_private.h"
 #include "dataplane/core/maglev.h"
 #include "dataplane/core/neigh.h"
+#include "dataplane/core/packet.h"
 #include "dataplane/core/viptab.h"
 #include "dataplane/ipc.h"
 #include "dataplane/synced.h"
@@ -193,6 +194,8 @@ counters(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg 
 	counters_dests(c, &l);
 	for (int i = 0; i < CONTROL_COUNTER_MAX; i++)
 		counter_add(&l, "control", control_counter_names[i], c->counters[i]);
+	for (int i = 0; i < NDISC_REFUSAL_MAX; i++)
+		counter_add(&l, "control", ndisc_refusal_names[i], c->refused[i]);
 	for (int i = 0; i < IPC_COUNTER_MAX; i++)
 		counter_add(&l, "ipc", ipc_counter_names[i], ic->counts[i]);
 	for (int i = 0; i < WIRE_DROP_MAX; i++)
@@ -255,6 +258,9 @@ vip_list(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg 
 			wb->state = d->status == DEST_DOWN ? WIRE_BACKEND_DOWN :
 				    d->status == DEST_DRAINING ? WIRE_BACKEND_DRAINING :
 				    WIRE_BACKEND_UP;
+			wb->next_hop_resolved = d->resolved;
+			if (d->resolved)
+				memcpy(wb->next_hop_mac, d->tunnel.eth_dst, sizeof(wb->next_hop_mac));
 		}
 	}
 	return 0;
@@ -560,7 +566,8 @@ import(struct control *c, const struct wire_ctl_msg *req)
 			c->counters[CONTROL_IMPORTED]++;
 			continue;
 		}
-		vip = viptab_lookup(s->viptab, &k, &why);
+		vip = pkt_source_martian(k.family, k.client) ? -1 :
+		      viptab_lookup(s->viptab, &k, &why);
 		dest = vip < 0 ? -1 : state_dest_find(s, (uint32_t)vip,
 						      family_of_af(f->backend_family), f->backend);
 		if (dest < 0) {

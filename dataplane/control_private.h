@@ -10,6 +10,7 @@
 
 #include "dataplane/control.h"
 #include "dataplane/core/flow_key.h"
+#include "dataplane/core/ndisc.h"
 #include "dataplane/state.h"
 #include "dataplane/worker.h"
 #include "proto/wire.h"
@@ -30,7 +31,10 @@ struct wire_flow;
 	X(ND_ADVERTS, "neighbour advertisements sent")			\
 	X(SOLICITS, "ARP requests and neighbour solicitations sent")	\
 	X(ANNOUNCES, "gratuitous ARPs and unsolicited NAs sent")		\
-	X(SLOW_IGNORED, "ARP/ND frames not for this node")		\
+	X(SLOW_ANSWERED, "ARP/ND frames answered (for the node or an owned VIP)") \
+	X(SLOW_LEARNT, "valid ARP/ND frames that confirmed a wanted neighbour, unanswered") \
+	X(SLOW_IGNORED, "valid ARP/ND frames neither answered nor teaching a wanted neighbour") \
+	X(SEND_FAILED, "frames the control thread could not build or queue")	\
 	X(RELOADS, "config reloads applied")				\
 	X(RELOAD_ERRORS, "config reloads refused")			\
 	X(STATES, "forwarding states published")			\
@@ -73,6 +77,7 @@ struct control {
 	} retired[CONTROL_RETIRED_MAX];
 	unsigned n_retired;
 	uint64_t counters[CONTROL_COUNTER_MAX];
+	uint64_t refused[NDISC_REFUSAL_MAX];    /* ARP/ND frames not believed */
 };
 
 extern const char *const control_counter_names[CONTROL_COUNTER_MAX];

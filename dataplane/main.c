@@ -124,7 +124,7 @@ check_config(const char *path)
 	if (cfg == NULL)
 		goto out;
 	rc = -ENOMEM;
-	ctx = state_ctx_create(1u << 20, &port);
+	ctx = state_ctx_create(state_dests_max(cfg), &port);
 	if (ctx == NULL)
 		goto out;
 	t0 = now_ms();
@@ -251,36 +251,88 @@ shared_node_addrs(struct dp_shared *sh, const struct config *cfg)
 	memcpy(sh->node_addr[1], &cfg->node_addr6.v6, 16);
 }
 
+/* Memory for the cores of socket: there, or anywhere under --no-huge (EAL's
+ * memory is then one anonymous area, filed under socket 0). */
+static int
+memory_socket(unsigned socket)
+{
+	return rte_eal_has_hugepages() ? (int)socket : SOCKET_ID_ANY;
+}
+
+/* The socket of every worker lcore, for what they all use (their array, the
+ * synced table, RCU): SOCKET_ID_ANY when they span sockets. */
+static int
+workers_socket(void)
+{
+	unsigned lcore, socket = rte_lcore_to_socket_id(rte_get_next_lcore(-1, 1, 0));
+
+	RTE_LCORE_FOREACH_WORKER(lcore)
+		if (rte_lcore_to_socket_id(lcore) != socket)
+			return SOCKET_ID_ANY;
+	return memory_socket(socket);
+}
+
+/* The packet buffers of port cp, on the port's socket: the NIC writes them,
+ * the workers read every frame. */
+static struct rte_mempool *
+mbuf_pool_create(const struct config_port *cp, unsigned n_workers, int socket)
+{
+	struct rte_mempool *pool;
+	unsigned mbufs = cp->mbufs != 0 ? cp->mbufs : 8192 * n_workers + 4096;
+	/* One segment holds a whole frame of the port's MTU (VLAN tag, FCS).
+	 * net_af_packet wants room for its own ring frames: 2048 bytes by
+	 * default, framesz= for jumbo frames. */
+	unsigned room = RTE_ALIGN_CEIL(cp->mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN +
+				       RTE_ETHER_CRC_LEN, RTE_CACHE_LINE_SIZE);
+	const char *framesz = strstr(cp->device, ",framesz=");
+
+	if (strncmp(cp->device, "net_af_packet", 13) == 0)
+		room = RTE_MAX(room, framesz != NULL ?
+				     (unsigned)strtoul(framesz + 9, NULL, 10) :
+				     (unsigned)RTE_MBUF_DEFAULT_DATAROOM);
+	if (room > UINT16_MAX - RTE_PKTMBUF_HEADROOM) {
+		qb_log(LOG_ERR, "port %s: packet buffers of %u bytes are too large", cp->name,
+		       room);
+		return NULL;
+	}
+	room += RTE_PKTMBUF_HEADROOM;
+	pool = rte_pktmbuf_pool_create("mbufs", mbufs, 256, 0, (uint16_t)room,
+				       memory_socket((unsigned)socket));
+	if (pool == NULL)
+		qb_log(LOG_ERR, "port %s: cannot allocate %u packet buffers on socket %d: %s",
+		       cp->name, mbufs, socket, rte_strerror(rte_errno));
+	else
+		qb_log(LOG_INFO, "%u packet buffers of %u bytes on socket %d", mbufs, room,
+		       socket);
+	return pool;
+}
+
 static int
 start(struct dataplane *dp)
 {
 	struct flowtab_params fp = worker_flow_params(&dp->cfg->flows);
-	int socket = (int)rte_socket_id();
-	size_t rcu_size;
-	unsigned i = 0, lcore, mbufs, room;
-	int rc;
+	const struct config_port *cp = &dp->cfg->ports[0];
+	unsigned i = 0, lcore;
+	int socket, rc;
 
 	dp->n_workers = rte_lcore_count() - 1;
 	if (dp->n_workers == 0) {
 		qb_log(LOG_ERR, "no worker lcore: give EAL at least two (-l 0,1)");
 		return -EINVAL;
 	}
-	mbufs = dp->cfg->ports[0].mbufs != 0 ? dp->cfg->ports[0].mbufs :
-		8192 * dp->n_workers + 4096;
-	/* One segment holds a whole frame of the port's MTU (VLAN tag, FCS).
-	 * net_af_packet wants room for its own frame size (2048 by default). */
-	room = RTE_ALIGN_CEIL(dp->cfg->ports[0].mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN +
-			      RTE_ETHER_CRC_LEN, RTE_CACHE_LINE_SIZE);
-	if (strncmp(dp->cfg->ports[0].device, "net_af_packet", 13) == 0)
-		room = RTE_MAX(room, (unsigned)RTE_MBUF_DEFAULT_DATAROOM);
-	room += RTE_PKTMBUF_HEADROOM;
-	dp->pool = rte_pktmbuf_pool_create("mbufs", mbufs, 256, 0, (uint16_t)room, socket);
-	rcu_size = rte_rcu_qsbr_get_memsize(dp->n_workers);
-	dp->sh.rcu = rte_zmalloc("rcu", rcu_size, RTE_CACHE_LINE_SIZE);
-	dp->workers = rte_zmalloc("workers", dp->n_workers * sizeof(*dp->workers),
-				  RTE_CACHE_LINE_SIZE);
-	if (dp->pool == NULL || dp->sh.rcu == NULL || dp->workers == NULL) {
-		qb_log(LOG_ERR, "out of memory for packet buffers");
+	socket = workers_socket();
+	rc = port_attach(cp, (uint16_t)dp->n_workers, &dp->sh.port);
+	if (rc < 0)
+		return rc;
+	dp->pool = mbuf_pool_create(cp, dp->n_workers, dp->sh.port.socket);
+	if (dp->pool == NULL)
+		return -ENOMEM;
+	dp->sh.rcu = rte_zmalloc_socket("rcu", rte_rcu_qsbr_get_memsize(dp->n_workers),
+					RTE_CACHE_LINE_SIZE, socket);
+	dp->workers = rte_zmalloc_socket("workers", dp->n_workers * sizeof(*dp->workers),
+					 RTE_CACHE_LINE_SIZE, socket);
+	if (dp->sh.rcu == NULL || dp->workers == NULL) {
+		qb_log(LOG_ERR, "out of memory for the workers' state");
 		return -ENOMEM;
 	}
 	rte_rcu_qsbr_init(dp->sh.rcu, dp->n_workers);
@@ -288,27 +340,27 @@ start(struct dataplane *dp)
 				      socket);
 	if (dp->sh.synced == NULL)
 		return -ENOMEM;
-	rc = port_open(&dp->cfg->ports[0], (uint16_t)dp->n_workers, dp->pool, &dp->sh.port);
+	rc = port_start(&dp->sh.port, cp, dp->pool);
 	if (rc < 0)
 		return rc;
+	dp->sh.max_dests = state_dests_max(dp->cfg);
 	dp->sh.poll = dp->opt.poll;
 	dp->sh.tsc_per_ms = rte_get_tsc_hz() / 1000;
 	shared_node_addrs(&dp->sh, dp->cfg);
-	for (i = 0; i < dp->n_workers; i++) {
-		rc = worker_init(&dp->workers[i], i, 0, &dp->sh, &fp,
-				 dp->cfg->sync.queue_entries, 1u << 20, dp->pool);
+	RTE_LCORE_FOREACH_WORKER(lcore) {
+		rc = worker_init(&dp->workers[i], i, lcore,
+				 memory_socket(rte_lcore_to_socket_id(lcore)), &dp->sh, &fp,
+				 dp->cfg->sync.queue_entries, dp->pool);
 		if (rc < 0)
 			return rc;
+		i++;
 	}
-	qb_log(LOG_INFO, "%u packet buffers of %u bytes", mbufs, room);
-	qb_log(LOG_INFO, "%u worker(s), %u flows each, %zu bytes per flow, poll %s",
-	       dp->n_workers, fp.capacity, flowtab_bytes_per_flow(dp->workers[0].flows),
+	qb_log(LOG_INFO, "%u worker(s), %u flows each, %zu bytes per flow, %u destination "
+	       "ids, poll %s", dp->n_workers, fp.capacity,
+	       flowtab_bytes_per_flow(dp->workers[0].flows), dp->sh.max_dests,
 	       worker_poll_names[dp->opt.poll]);
-	i = 0;
-	RTE_LCORE_FOREACH_WORKER(lcore) {
-		dp->workers[i].lcore = lcore;
-		rte_eal_remote_launch(worker_main, &dp->workers[i++], lcore);
-	}
+	for (i = 0; i < dp->n_workers; i++)
+		rte_eal_remote_launch(worker_main, &dp->workers[i], dp->workers[i].lcore);
 	return 0;
 }
 

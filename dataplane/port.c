@@ -7,6 +7,7 @@
 #include <qb/qblog.h>
 #include <rte_dev.h>
 #include <rte_ethdev.h>
+#include <rte_lcore.h>
 
 #include "config/config.h"
 
@@ -73,36 +74,50 @@ port_configure(struct dp_port *port, const struct rte_eth_dev_info *info)
 }
 
 int
-port_open(const struct config_port *cfg, uint16_t queues,
-	  struct rte_mempool *pool, struct dp_port *port)
+port_attach(const struct config_port *cfg, uint16_t queues, struct dp_port *port)
 {
-	struct rte_eth_dev_info info;
-	struct rte_ether_addr mac;
-	int socket, rc;
+	int rc;
 
 	memset(port, 0, sizeof(*port));
 	port->id = RTE_MAX_ETHPORTS;
 	port->queues = queues;
 	port->mtu = cfg->mtu;
+	port->vlan = (uint16_t)cfg->vlan;
 	snprintf(port->name, sizeof(port->name), "%s", cfg->name);
 	rc = port_find(cfg, &port->id);
 	if (rc < 0)
-		goto fail;
-	rc = rte_eth_dev_info_get(port->id, &info);
+		return rc;
+	/* unknown for most vdevs, and NICs whose node the kernel does not know */
+	port->socket = rte_eth_dev_socket_id(port->id);
+	if (port->socket == SOCKET_ID_ANY)
+		port->socket = (int)rte_socket_id();
+	return 0;
+}
+
+int
+port_start(struct dp_port *port, const struct config_port *cfg, struct rte_mempool *pool)
+{
+	struct rte_eth_dev_info info;
+	struct rte_ether_addr mac;
+	int rc = rte_eth_dev_info_get(port->id, &info);
+
 	if (rc == 0)
 		rc = port_configure(port, &info);
-	if (rc < 0)
-		goto fail_log;
-	socket = rte_eth_dev_socket_id(port->id);
-	for (uint16_t q = 0; q < queues && rc == 0; q++) {
-		rc = rte_eth_rx_queue_setup(port->id, q, PORT_RX_DESC, socket, NULL, pool);
+	for (uint16_t q = 0; q < port->queues && rc == 0; q++) {
+		rc = rte_eth_rx_queue_setup(port->id, q, PORT_RX_DESC, port->socket, NULL,
+					    pool);
 		if (rc == 0)
-			rc = rte_eth_tx_queue_setup(port->id, q, PORT_TX_DESC, socket, NULL);
+			rc = rte_eth_tx_queue_setup(port->id, q, PORT_TX_DESC, port->socket,
+						    NULL);
 	}
 	if (rc == 0)
 		rc = rte_eth_dev_start(port->id);
-	if (rc < 0)
-		goto fail_log;
+	if (rc < 0) {
+		qb_log(LOG_ERR, "port %s: cannot set up device '%s': %s", cfg->name,
+		       cfg->device, strerror(-rc));
+		port_close(port);
+		return rc;
+	}
 	/* af_packet and some vdevs refuse an MTU change: the config MTU still
 	 * governs what the dataplane sends. */
 	if (rte_eth_dev_set_mtu(port->id, (uint16_t)cfg->mtu) < 0)
@@ -114,15 +129,9 @@ port_open(const struct config_port *cfg, uint16_t queues,
 	rte_eth_macaddr_get(port->id, &mac);
 	memcpy(port->mac, mac.addr_bytes, sizeof(port->mac));
 	qb_log(LOG_INFO, "port %s: dpdk port %u, %u queue(s), rss %s, mac "
-	       RTE_ETHER_ADDR_PRT_FMT, cfg->name, port->id, queues,
-	       port->rss ? "on" : "off", RTE_ETHER_ADDR_BYTES(&mac));
+	       RTE_ETHER_ADDR_PRT_FMT ", socket %d", cfg->name, port->id, port->queues,
+	       port->rss ? "on" : "off", RTE_ETHER_ADDR_BYTES(&mac), port->socket);
 	return 0;
-fail_log:
-	qb_log(LOG_ERR, "port %s: cannot set up device '%s': %s", cfg->name,
-	       cfg->device, strerror(-rc));
-fail:
-	port_close(port);
-	return rc;
 }
 
 void

@@ -51,21 +51,27 @@ dest_key_hash(const struct dest_key *k)
 }
 
 
-/* The id of k, added if new; -ENOSPC when max_dests are handed out. */
-static int64_t
-registry_id(struct state_ctx *ctx, const struct dest_key *k)
+/* The registry bucket of k: the one holding its id, else the empty one where
+ * it goes (there is one: twice as many buckets as ids). */
+static uint32_t
+registry_bucket(const struct state_ctx *ctx, const struct dest_key *k)
 {
 	uint32_t mask = ctx->buckets - 1;
 	uint32_t b = (uint32_t)dest_key_hash(k) & mask;
 
-	for (;; b = (b + 1) & mask) {
-		uint32_t slot = ctx->slots[b];
+	while (ctx->slots[b] != 0 && memcmp(&ctx->keys[ctx->slots[b] - 1], k, sizeof(*k)) != 0)
+		b = (b + 1) & mask;
+	return b;
+}
 
-		if (slot == 0)
-			break;
-		if (memcmp(&ctx->keys[slot - 1], k, sizeof(*k)) == 0)
-			return slot - 1;
-	}
+/* The id of k, added if new; -ENOSPC when max_dests are handed out. */
+static int64_t
+registry_id(struct state_ctx *ctx, const struct dest_key *k)
+{
+	uint32_t b = registry_bucket(ctx, k);
+
+	if (ctx->slots[b] != 0)
+		return ctx->slots[b] - 1;
 	if (ctx->n_dests == ctx->max_dests)
 		return -ENOSPC;
 	ctx->keys[ctx->n_dests] = *k;
@@ -73,11 +79,27 @@ registry_id(struct state_ctx *ctx, const struct dest_key *k)
 	return ctx->n_dests - 1;
 }
 
+uint32_t
+state_dests_max(const struct config *cfg)
+{
+	uint64_t n = 0;
+
+	for (uint32_t v = 0; v < cfg->n_vips; v++)
+		n += cfg->vips[v].n_backends;
+	n *= STATE_DESTS_HEADROOM;
+	if (n < STATE_DESTS_MIN)
+		return STATE_DESTS_MIN;
+	return n > STATE_DESTS_LIMIT ? STATE_DESTS_LIMIT : (uint32_t)n;
+}
+
 struct state_ctx *
 state_ctx_create(uint32_t max_dests, const struct state_port *port)
 {
-	struct state_ctx *ctx = calloc(1, sizeof(*ctx));
+	struct state_ctx *ctx;
 
+	if (max_dests == 0 || max_dests > STATE_DESTS_LIMIT)
+		return NULL;
+	ctx = calloc(1, sizeof(*ctx));
 	if (ctx == NULL)
 		return NULL;
 	ctx->port = *port;
@@ -262,6 +284,33 @@ static const uint8_t encap_of[CONFIG_ENCAP_MAX] = {
 	[CONFIG_ENCAP_L2] = ENCAP_L2,
 };
 
+/* The registry key of backend b of VIP v. */
+static void
+dest_key_of(const struct config_vip *v, const struct config_backend *b, struct dest_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	snprintf(k->vip, sizeof(k->vip), "%s", v->name);
+	k->family = family_of(&b->addr);
+	addr_bytes(&b->addr, k->addr);
+}
+
+/* The (VIP, backend) pairs of cfg without an id yet (the config refuses
+ * duplicates, so each is one new id). */
+static uint32_t
+registry_unknown(const struct state_ctx *ctx, const struct config *cfg)
+{
+	uint32_t n = 0;
+	struct dest_key k;
+
+	for (uint32_t v = 0; v < cfg->n_vips; v++) {
+		for (uint32_t b = 0; b < cfg->vips[v].n_backends; b++) {
+			dest_key_of(&cfg->vips[v], &cfg->vips[v].backends[b], &k);
+			n += ctx->slots[registry_bucket(ctx, &k)] == 0;
+		}
+	}
+	return n;
+}
+
 /* Fill VIP i and its destinations from the config. */
 static int
 build_vip(struct state_ctx *ctx, struct dp_state *s, const struct config *cfg,
@@ -289,10 +338,7 @@ build_vip(struct state_ctx *ctx, struct dp_state *s, const struct config *cfg,
 		int64_t id;
 		struct dp_dest *d;
 
-		memset(&k, 0, sizeof(k));
-		snprintf(k.vip, sizeof(k.vip), "%s", cv->name);
-		k.family = family_of(&cb->addr);
-		addr_bytes(&cb->addr, k.addr);
+		dest_key_of(cv, cb, &k);
 		id = registry_id(ctx, &k);
 		if (id < 0 || (uint64_t)id >= s->n_dests)
 			return id < 0 ? (int)id : -ENOSPC;
@@ -321,12 +367,12 @@ alloc_state(struct dp_state **out, uint32_t n_vips, uint32_t n_dests)
 	*out = s;
 	if (s == NULL)
 		return -ENOMEM;
-	s->n_vips = n_vips;
-	s->n_dests = n_dests;
 	s->vips = calloc(n_vips ? n_vips : 1, sizeof(*s->vips));
 	s->dests = calloc(n_dests ? n_dests : 1, sizeof(*s->dests));
 	if (s->vips == NULL || s->dests == NULL)
-		return -ENOMEM;
+		return -ENOMEM;        /* counts still 0: state_free() walks nothing */
+	s->n_vips = n_vips;
+	s->n_dests = n_dests;
 	for (uint32_t d = 0; d < n_dests; d++)
 		s->dests[d].status = DEST_GONE;
 	return 0;
@@ -336,16 +382,21 @@ struct dp_state *
 state_build(struct state_ctx *ctx, const struct config *cfg,
 	    const struct dp_state *prev, char *err, size_t errlen)
 {
+	uint32_t unknown = registry_unknown(ctx, cfg);
 	uint8_t node_addr[2][16];
-	struct dp_state *s;
-	uint32_t want = ctx->n_dests;
+	struct dp_state *s = NULL;
 	int rc;
 
-	for (uint32_t i = 0; i < cfg->n_vips; i++)
-		want += cfg->vips[i].n_backends;    /* at most this many ids after */
-	if (want > ctx->max_dests)
-		want = ctx->max_dests;
-	rc = alloc_state(&s, cfg->n_vips, want);
+	/* Ids are never reused: a config that needs more than are left is
+	 * refused before any is handed out. */
+	if (unknown > ctx->max_dests - ctx->n_dests) {
+		snprintf(err, errlen, "%s: more than %u destinations (VIP, backend) since "
+			 "start: %u new, %u ids left; restart maglb-dataplane to size them "
+			 "for this config", cfg->file, ctx->max_dests, unknown,
+			 ctx->max_dests - ctx->n_dests);
+		return NULL;
+	}
+	rc = alloc_state(&s, cfg->n_vips, ctx->n_dests + unknown);
 	if (rc < 0)
 		goto fail;
 	s->generation = ++ctx->generation;
@@ -355,23 +406,15 @@ state_build(struct state_ctx *ctx, const struct config *cfg,
 	addr_bytes(&cfg->node_addr6, node_addr[1]);
 	for (uint32_t i = 0; i < cfg->n_vips && rc == 0; i++)
 		rc = build_vip(ctx, s, cfg, i, prev, node_addr);
-	if (rc == -ENOSPC) {
-		snprintf(err, errlen, "%s: more than %u destinations (VIP, backend) "
-			 "since start: restart maglb-dataplane", cfg->file, ctx->max_dests);
-		goto out;
-	}
-	s->n_dests = ctx->n_dests;
 	for (uint32_t i = 0; i < cfg->n_vips && rc == 0; i++)
 		s->vips[i].maglev = maglev_for_vip(&s->vips[i], cfg->vips[i].table_size,
 						   s->dests, &rc);
 	if (rc == 0)
 		rc = state_viptab(s);
 fail:
-	if (rc < 0)
+	if (rc < 0) {
 		snprintf(err, errlen, "%s: cannot build the forwarding state: %s",
 			 cfg->file, strerror(-rc));
-out:
-	if (rc < 0) {
 		state_free(s);
 		s = NULL;
 	}

@@ -112,7 +112,25 @@ const uint8_t *state_next_hop_addr(const struct state_port *port, uint8_t family
 const uint8_t *state_next_hop(const struct state_port *port, uint8_t family,
 			      const uint8_t addr[16]);
 
-/* max_dests bounds the destination ids a process hands out. */
+/*
+ * The destination ids a process started with cfg hands out for its life:
+ * STATE_DESTS_HEADROOM times cfg's (VIP, backend) pairs, for reloads that
+ * add backends, at least STATE_DESTS_MIN, at most STATE_DESTS_LIMIT (every
+ * pair a config may name). Each is a row of every worker's counters (64 B).
+ */
+enum {
+	STATE_DESTS_MIN = 16384,        /* 1 MiB of counters a worker */
+	STATE_DESTS_HEADROOM = 4,
+	STATE_DESTS_LIMIT = CONFIG_VIPS_MAX * CONFIG_BACKENDS_MAX,
+};
+
+uint32_t state_dests_max(const struct config *cfg);
+
+/*
+ * The registry of destination ids, up to max_dests (1..STATE_DESTS_LIMIT,
+ * else NULL) for the life of the process: a config that needs more is
+ * refused by state_build(). NULL when out of memory.
+ */
 struct state_ctx *state_ctx_create(uint32_t max_dests, const struct state_port *port);
 
 /* The port facts states are built with; set them anew on a reload. */
@@ -121,9 +139,11 @@ void state_ctx_set_port(struct state_ctx *ctx, const struct state_port *port);
 void state_ctx_destroy(struct state_ctx *ctx);
 
 /*
- * Build a state from cfg. prev (may be NULL) carries over runtime changes:
- * backend weights set by maglbctl and VIP ownership, for the VIPs and
- * backends that remain. Returns NULL and fills err on failure.
+ * Build a state from cfg. prev (may be NULL) carries over what the config
+ * does not say, for the VIPs and backends that remain: backends marked down
+ * and VIP ownership. Weights and drains come from cfg again, as a reload of
+ * keepalived's or ipvsadm's rules resets them. Returns NULL and fills err on failure, among them
+ * more new destinations than ids left (none is then handed out).
  */
 struct dp_state *state_build(struct state_ctx *ctx, const struct config *cfg,
 			     const struct dp_state *prev, char *err, size_t errlen);

@@ -54,8 +54,10 @@ struct burst {
 	struct flowtab_entry *entries[BURST];
 	struct flowtab_hint hint[BURST];  /* where each key goes in the table */
 	uint32_t n_tx;
+	uint32_t n_made;                /* of tx[0..n_tx), made here */
 	uint64_t tx_bytes;              /* of tx[0..n_tx) */
 	struct rte_mbuf *tx[2 * BURST];
+	uint8_t made[2 * BURST];        /* tx[i] was made here, not received */
 	/* At most two records a packet: a rescheduled flow's NEW, then its
 	 * CLOSE. */
 	struct export_batch exp;
@@ -128,21 +130,67 @@ label_hash(const struct flow_key *k)
 	return (uint32_t)(x >> 32);
 }
 
-/* Send n mbufs of bytes bytes in all; what the queue refuses is dropped. */
+/*
+ * Send tx[0..n), bytes in all. made[i] says tx[i] was made here (a reply, a
+ * fragment past the first, a control frame), n_made of them; made NULL with
+ * n_made = n: all were. Every frame is counted once: a received one sent is
+ * FORWARDED, refused TX_FULL (a drop); a made one refused TX_MADE_LOST.
+ */
 static void
-transmit(struct worker *w, struct rte_mbuf **tx, uint32_t n, uint64_t bytes)
+transmit(struct worker *w, struct rte_mbuf **tx, const uint8_t *made, uint32_t n_made,
+	 uint32_t n, uint64_t bytes)
 {
+	uint32_t made_sent = 0;
 	uint16_t sent;
 
 	if (n == 0)
 		return;
 	sent = rte_eth_tx_burst(w->shared->port.id, w->queue, tx, (uint16_t)n);
+	if (n_made != 0)
+		for (uint32_t i = 0; i < sent; i++)
+			made_sent += made == NULL || made[i];
 	for (uint32_t i = sent; i < n; i++) {
 		bytes -= rte_pktmbuf_pkt_len(tx[i]);
-		drop(w, tx[i], DP_DROP_TX_FULL);
+		if (n_made != 0 && (made == NULL || made[i])) {
+			w->counters.event[DP_EVENT_TX_MADE_LOST]++;
+			rte_pktmbuf_free(tx[i]);
+		} else {
+			drop(w, tx[i], DP_DROP_TX_FULL);
+		}
 	}
 	w->counters.event[DP_EVENT_TX_PACKETS] += sent;
+	w->counters.event[DP_EVENT_FORWARDED] += sent - made_sent;
 	w->counters.event[DP_EVENT_TX_BYTES] += bytes;
+}
+
+/* Queue a frame made here (a reply, a fragment past the first). */
+static inline void
+queue_made(struct worker *w, struct burst *b, struct rte_mbuf *m)
+{
+	w->counters.event[DP_EVENT_TX_MADE]++;
+	b->tx_bytes += rte_pktmbuf_pkt_len(m);
+	b->made[b->n_tx] = 1;
+	b->n_made++;
+	b->tx[b->n_tx++] = m;
+}
+
+/* Send what b queued. */
+static inline void
+transmit_burst(struct worker *w, struct burst *b)
+{
+	transmit(w, b->tx, b->made, b->n_made, b->n_tx, b->tx_bytes);
+	b->n_tx = b->n_made = 0;
+	b->tx_bytes = 0;
+}
+
+/* Tag the frame m starts with, data_off >= ENCAP_VLAN_LEN. */
+static inline void
+vlan_tag(struct rte_mbuf *m, uint16_t vlan)
+{
+	encap_vlan_push(rte_pktmbuf_mtod(m, uint8_t *), vlan);
+	m->data_off -= ENCAP_VLAN_LEN;
+	m->data_len += ENCAP_VLAN_LEN;
+	m->pkt_len += ENCAP_VLAN_LEN;
 }
 
 static void
@@ -158,16 +206,22 @@ send_too_big(struct worker *w, struct burst *b, struct rte_mbuf *m,
 		drop(w, m, DP_DROP_NO_MBUF);
 		return;
 	}
+	/* The reply quotes at most 1280 bytes: in a chained frame's first
+	 * buffer, which is then taken for the whole frame. */
+	if (m->nb_segs > 1 && rte_pktmbuf_data_len(m) < meta->l2_len + REPLY_ICMP6_MAX_IP) {
+		rte_pktmbuf_free(r);
+		drop(w, m, DP_DROP_CHAINED);
+		return;
+	}
 	len = reply_too_big(rte_pktmbuf_mtod(r, uint8_t *), rte_pktmbuf_tailroom(r),
-			    rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
+			    rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_pkt_len(m),
 			    meta->l2_len, meta->family, mtu);
 	if (len == 0) {
 		rte_pktmbuf_free(r);
 	} else {
 		r->data_len = (uint16_t)len;
 		r->pkt_len = (uint32_t)len;
-		b->tx_bytes += len;
-		b->tx[b->n_tx++] = r;
+		queue_made(w, b, r);
 		w->counters.event[DP_EVENT_TOO_BIG_SENT]++;
 	}
 	drop(w, m, DP_DROP_TOO_BIG);
@@ -180,6 +234,7 @@ queue_tx(struct worker *w, struct burst *b, struct rte_mbuf *m, uint32_t dest)
 	w->dest_counters[dest][WORKER_DEST_PACKETS]++;
 	w->dest_counters[dest][WORKER_DEST_BYTES] += rte_pktmbuf_pkt_len(m);
 	b->tx_bytes += rte_pktmbuf_pkt_len(m);
+	b->made[b->n_tx] = 0;
 	b->tx[b->n_tx++] = m;
 }
 
@@ -213,13 +268,18 @@ forward_fragments(struct worker *w, struct burst *b, uint32_t i, const struct dp
 {
 	const struct pkt_meta *meta = &b->meta[i];
 	struct rte_mbuf *m = b->pkts[i], *f[FRAG_MAX];
-	uint16_t overhead = encap_overhead(&d->tunnel);
+	uint16_t overhead = encap_overhead(&d->tunnel), vlan = w->shared->port.vlan;
 	uint16_t hdr_len = (uint16_t)(ENCAP_ETH_LEN + overhead);
-	int off = (int)m->data_off + meta->l2_len - hdr_len;
+	int off = (int)m->data_off + meta->l2_len - hdr_len - (vlan != 0 ? ENCAP_VLAN_LEN : 0);
 	uint8_t *ip = rte_pktmbuf_mtod_offset(m, uint8_t *, meta->l2_len);
 	struct ipfrag_plan plan;
-	unsigned n = ipfrag_plan(&plan, ip, meta->ip_len, (uint16_t)(w->mtu - overhead));
+	unsigned n;
 
+	if (m->nb_segs > 1) {           /* its pieces are in other buffers */
+		drop(w, m, DP_DROP_CHAINED);
+		return;
+	}
+	n = ipfrag_plan(&plan, ip, meta->ip_len, (uint16_t)(w->mtu - overhead));
 	if (off < 0) {
 		drop(w, m, DP_DROP_NO_HEADROOM);
 		return;
@@ -244,19 +304,60 @@ forward_fragments(struct worker *w, struct burst *b, uint32_t i, const struct dp
 			return;
 		}
 		tunnel_write(w, f[k], meta, d, hdr_len, (uint16_t)len);
+		if (vlan != 0)
+			vlan_tag(f[k], vlan);
 	}
 	ipfrag_first(ip, &plan);
-	m->data_off = (uint16_t)off;
+	m->data_off = (uint16_t)(off + (vlan != 0 ? ENCAP_VLAN_LEN : 0));
 	tunnel_write(w, m, meta, d, hdr_len, ipfrag_len(&plan, 0));
-	f[0] = m;
-	if (b->n_tx + n > RTE_DIM(b->tx)) {     /* make room: send what is queued */
-		transmit(w, b->tx, b->n_tx, b->tx_bytes);
-		b->n_tx = 0;
-		b->tx_bytes = 0;
+	if (vlan != 0)
+		vlan_tag(m, vlan);
+	if (b->n_tx + n > RTE_DIM(b->tx))       /* make room: send what is queued */
+		transmit_burst(w, b);
+	queue_tx(w, b, m, dest);
+	for (unsigned k = 1; k < n; k++) {
+		w->dest_counters[dest][WORKER_DEST_PACKETS]++;
+		w->dest_counters[dest][WORKER_DEST_BYTES] += rte_pktmbuf_pkt_len(f[k]);
+		queue_made(w, b, f[k]);
 	}
-	for (unsigned k = 0; k < n; k++)
-		queue_tx(w, b, f[k], dest);
 	w->counters.event[DP_EVENT_FRAGMENTED]++;
+}
+
+/*
+ * A chained frame (a jumbo frame in several buffers) within the MTU once
+ * encapsulated: the tunnel header replaces the Ethernet header at the start
+ * of its first buffer; the rest stays where it is. Trailer padding past the
+ * IP packet is trimmed from the last buffer.
+ */
+static __attribute__((noinline)) void
+forward_chained(struct worker *w, struct burst *b, struct rte_mbuf *m,
+		const struct pkt_meta *meta, const struct dp_dest *d, uint32_t dest)
+{
+	uint16_t overhead = encap_overhead(&d->tunnel), vlan = w->shared->port.vlan;
+	uint16_t hdr_len = (uint16_t)(ENCAP_ETH_LEN + overhead);
+	uint16_t tag = vlan != 0 ? ENCAP_VLAN_LEN : 0;
+	uint32_t pad = rte_pktmbuf_pkt_len(m) - meta->l2_len - meta->ip_len;
+	int off = (int)m->data_off + meta->l2_len - hdr_len - tag;
+
+	if (off < 0) {
+		drop(w, m, DP_DROP_NO_HEADROOM);
+		return;
+	}
+	if (pad != 0 && rte_pktmbuf_trim(m, (uint16_t)RTE_MIN(pad, (uint32_t)UINT16_MAX)) != 0) {
+		drop(w, m, DP_DROP_CHAINED);    /* padding over more than one buffer */
+		return;
+	}
+	m->data_off = (uint16_t)(off + tag);
+	m->data_len = (uint16_t)(m->data_len - meta->l2_len + hdr_len);
+	m->pkt_len = m->pkt_len - meta->l2_len + hdr_len;
+	encap_write(rte_pktmbuf_mtod(m, uint8_t *), &d->tunnel, meta->family, meta->ip_len,
+		    meta->tos, meta->df != 0, 0,
+		    d->tunnel.outer_family == FLOW_FAMILY_IPV6 ? label_hash(&meta->key) : 0);
+	if (!meta->df)
+		encap_set_id(rte_pktmbuf_mtod(m, uint8_t *), &d->tunnel, w->ip_id++);
+	if (vlan != 0)
+		vlan_tag(m, vlan);
+	queue_tx(w, b, m, dest);
 }
 
 /* Encapsulate packet i for destination dest and queue it for TX. Inlined
@@ -286,15 +387,23 @@ forward(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i
 		}
 		/* One move of the data start replaces the client's Ethernet header
 		 * with the tunnel's and drops any trailer padding (one segment). */
-		uint16_t hdr_len = (uint16_t)(ENCAP_ETH_LEN + overhead);
+		uint16_t hdr_len = (uint16_t)(ENCAP_ETH_LEN + overhead), vlan;
 		int off = (int)m->data_off + meta->l2_len - hdr_len;
 
+		if (unlikely(m->nb_segs > 1)) {
+			forward_chained(w, b, m, meta, d, dest);
+			return;
+		}
+		vlan = w->shared->port.vlan;
+		off -= vlan != 0 ? ENCAP_VLAN_LEN : 0;
 		if (off < 0) {
 			drop(w, m, DP_DROP_NO_HEADROOM);
 			return;
 		}
-		m->data_off = (uint16_t)off;
+		m->data_off = (uint16_t)(off + (vlan != 0 ? ENCAP_VLAN_LEN : 0));
 		tunnel_write(w, m, meta, d, hdr_len, meta->ip_len);
+		if (unlikely(vlan != 0))
+			vlan_tag(m, vlan);
 	}
 	queue_tx(w, b, m, dest);
 }
@@ -419,12 +528,53 @@ on_new(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
 	forward(w, b, st, i, (uint32_t)pick);
 }
 
-/* Hand ARP and ND to the control thread, which answers and learns. */
+/* Hand ARP and ND to the control thread, which answers, learns or refuses
+ * and counts each. */
 static void
 to_slow_path(struct worker *w, struct rte_mbuf *m)
 {
-	if (rte_ring_sp_enqueue(w->slow_ring, m) != 0)
+	if (m->nb_segs > 1)
+		drop(w, m, DP_DROP_CHAINED);
+	else if (rte_ring_sp_enqueue(w->slow_ring, m) != 0)
 		drop(w, m, DP_DROP_SLOW_PATH_FULL);
+	else
+		w->counters.event[DP_EVENT_SLOW_PATH]++;
+}
+
+/*
+ * The frame's 802.1Q tagging is the port's: no tag on an untagged port
+ * (vlan 0), else exactly one tag of VID vlan. Frames too short to tell are
+ * the parser's to drop.
+ */
+static inline bool
+vlan_ok(const uint8_t *frame, uint32_t len, uint16_t vlan)
+{
+	uint16_t type;
+
+	if (len < PKT_ETHER_LEN + PKT_VLAN_LEN + 2)
+		return true;
+	type = be16_get(frame + PKT_ETHER_TYPE);
+	if (vlan == 0)
+		return type != PKT_ETHERTYPE_VLAN && type != PKT_ETHERTYPE_QINQ;
+	type = be16_get(frame + PKT_ETHER_TYPE + PKT_VLAN_LEN);
+	return be16_get(frame + PKT_ETHER_TYPE) == PKT_ETHERTYPE_VLAN &&
+	       (be16_get(frame + PKT_ETHER_TYPE + 2) & 0xfff) == vlan &&
+	       type != PKT_ETHERTYPE_VLAN && type != PKT_ETHERTYPE_QINQ;
+}
+
+/* Parse a frame the inline parser did not take: tagged, chained, or of any
+ * other kind. */
+static __attribute__((noinline)) bool
+parse_other(const struct worker *w, const struct rte_mbuf *m, struct pkt_meta *meta,
+	    enum dp_drop *why)
+{
+	const uint8_t *frame = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	if (!vlan_ok(frame, rte_pktmbuf_data_len(m), w->shared->port.vlan)) {
+		*why = DP_DROP_WRONG_VLAN;
+		return false;
+	}
+	return pkt_parse_head(frame, rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), meta, why);
 }
 
 /* A parsed frame has at least 14 bytes: its first 8 can be read whole. */
@@ -452,7 +602,11 @@ parse_burst(struct worker *w, struct burst *b, struct rte_mbuf **pkts, uint16_t 
 
 		rte_prefetch0(i + 1 < n ? rte_pktmbuf_mtod(pkts[i + 1], void *) : frame);
 		bytes += rte_pktmbuf_pkt_len(m);
-		if (!pkt_parse(frame, rte_pktmbuf_data_len(m), meta, &why)) {
+		/* The inline parser takes untagged frames in one buffer; on a
+		 * tagged port or for a chain, parse_other() decides. */
+		if (!(likely(pkt_parse_simple(frame, rte_pktmbuf_data_len(m), meta)) &&
+		      likely((w->shared->port.vlan | (m->nb_segs - 1)) == 0)) &&
+		    !parse_other(w, m, meta, &why)) {
 			drop(w, m, why);
 			continue;
 		}
@@ -472,6 +626,19 @@ parse_burst(struct worker *w, struct burst *b, struct rte_mbuf **pkts, uint16_t 
 		b->pkts[b->n++] = m;
 	}
 	w->counters.event[DP_EVENT_RX_BYTES] += bytes;
+}
+
+/* A client no flow may have: a martian, this node or one of its VIPs. Only
+ * packets without a live entry get here, and such a client never gets one. */
+static inline bool
+source_martian(const struct worker *w, const struct dp_state *st, const struct flow_key *k)
+{
+	int f = k->family == FLOW_FAMILY_IPV6;
+
+	return pkt_source_martian(k->family, k->client) ||
+	       (w->shared->has_node_addr[f] &&
+		memcmp(w->shared->node_addr[f], k->client, f ? 16 : 4) == 0) ||
+	       viptab_has_address(st->viptab, k->family, k->client);
 }
 
 /*
@@ -498,6 +665,10 @@ match_vips(struct worker *w, struct burst *b, const struct dp_state *st,
 		if (vip < 0) {
 			drop(w, b->pkts[i], meta->kind == PKT_KIND_ICMP_ERROR ?
 					    DP_DROP_ICMP_BAD_INNER : why);
+			continue;
+		}
+		if (unlikely(source_martian(w, st, &meta->key))) {
+			drop(w, b->pkts[i], DP_DROP_BAD_SOURCE);
 			continue;
 		}
 		b->vip[i] = (uint32_t)vip;
@@ -574,7 +745,7 @@ worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts
 	struct burst b;
 	uint32_t slow[BURST], n_slow = 0, miss[BURST], n_miss = 0, vip_gen = st->vip_gen;
 
-	b.n = b.n_tx = 0;
+	b.n = b.n_tx = b.n_made = 0;
 	export_batch_begin(&b.exp, w->export_ring, 2 * BURST);
 	b.tx_bytes = 0;
 	w->counters.event[DP_EVENT_RX_PACKETS] += n;
@@ -604,7 +775,7 @@ worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts
 			miss[n_miss++] = i;
 	}
 	on_misses(w, &b, st, miss, n_miss, now_ms);
-	transmit(w, b.tx, b.n_tx, b.tx_bytes);
+	transmit_burst(w, &b);
 	export_batch_end(&b.exp);
 }
 
@@ -666,7 +837,8 @@ housekeeping(struct worker *w, uint32_t now_ms)
 
 	for (unsigned i = 0; i < n; i++)
 		bytes += rte_pktmbuf_pkt_len(tx[i]);
-	transmit(w, tx, n, bytes);
+	w->counters.event[DP_EVENT_TX_MADE] += n;
+	transmit(w, tx, NULL, n, n, bytes);
 	serve_mailbox(w, now_ms);
 	if (elapsed == 0)
 		return;
@@ -774,14 +946,29 @@ cache_port(struct worker *w, const struct dp_port *port)
 	w->mtu = port->mtu;
 }
 
+/*
+ * Launched on the worker's lcore by worker_init(): the flow table of p, made
+ * and touched there (the kernel places a page where it is first written: the
+ * lcore's NUMA node). p->on_free_arg is the worker. 0 or -errno.
+ */
+static int
+flows_create(void *arg)
+{
+	const struct flowtab_params *p = arg;
+	struct worker *w = p->on_free_arg;
+
+	w->flows = flowtab_create(p);
+	return w->flows != NULL ? 0 : -errno;
+}
+
 int
-worker_init(struct worker *w, unsigned id, unsigned lcore, struct dp_shared *shared,
-	    const struct flowtab_params *fp, uint32_t ring_entries, uint32_t max_dests,
-	    struct rte_mempool *pool)
+worker_init(struct worker *w, unsigned id, unsigned lcore, int socket,
+	    struct dp_shared *shared, const struct flowtab_params *fp,
+	    uint32_t ring_entries, struct rte_mempool *pool)
 {
 	struct flowtab_params p = *fp;
-	int socket = (int)rte_lcore_to_socket_id(lcore);
 	char name[RTE_RING_NAMESIZE];
+	int rc;
 
 	memset(w, 0, sizeof(*w));
 	w->id = id;
@@ -791,12 +978,8 @@ worker_init(struct worker *w, unsigned id, unsigned lcore, struct dp_shared *sha
 	w->pool = pool;
 	cache_port(w, &shared->port);
 	w->ip_id = (uint16_t)rte_rand();
-	w->dest_counters = rte_zmalloc_socket("dest_counters",
-					      max_dests * sizeof(*w->dest_counters), 64, socket);
-	p.seed = rte_rand();
-	p.on_free = on_entry_free;
-	p.on_free_arg = w;
-	w->flows = flowtab_create(&p);
+	w->dest_counters = rte_zmalloc_socket("dest_counters", (size_t)shared->max_dests *
+					      sizeof(*w->dest_counters), 64, socket);
 	snprintf(name, sizeof(name), "export%u", id);
 	w->export_ring = rte_ring_create_elem(name, sizeof(struct export_rec),
 					      rte_align32pow2(ring_entries), socket,
@@ -805,13 +988,24 @@ worker_init(struct worker *w, unsigned id, unsigned lcore, struct dp_shared *sha
 	w->slow_ring = rte_ring_create(name, 1024, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
 	snprintf(name, sizeof(name), "tx%u", id);
 	w->tx_ring = rte_ring_create(name, 1024, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (w->flows == NULL || w->export_ring == NULL || w->slow_ring == NULL ||
-	    w->tx_ring == NULL || w->dest_counters == NULL) {
-		qb_log(LOG_ERR, "worker %u: cannot allocate its flow table (%u entries) "
-		       "or rings: %s", id, fp->capacity,
-		       w->flows == NULL ? strerror(errno) : rte_strerror(rte_errno));
+	if (w->export_ring == NULL || w->slow_ring == NULL || w->tx_ring == NULL ||
+	    w->dest_counters == NULL) {
+		qb_log(LOG_ERR, "worker %u: cannot allocate its rings or counters on socket "
+		       "%d: %s", id, socket, rte_strerror(rte_errno));
 		worker_fini(w);
 		return -ENOMEM;
+	}
+	p.seed = rte_rand();
+	p.on_free = on_entry_free;
+	p.on_free_arg = w;
+	rc = rte_eal_remote_launch(flows_create, &p, lcore);
+	if (rc == 0)
+		rc = rte_eal_wait_lcore(lcore);
+	if (rc < 0) {
+		qb_log(LOG_ERR, "worker %u: cannot allocate its flow table (%u entries) on "
+		       "lcore %u: %s", id, fp->capacity, lcore, strerror(-rc));
+		worker_fini(w);
+		return rc;
 	}
 	return 0;
 }

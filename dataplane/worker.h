@@ -64,6 +64,8 @@ struct dp_shared {
 	enum worker_poll poll;
 	volatile bool stop;
 	uint64_t tsc_per_ms;
+	uint32_t max_dests;         /* destination ids the process hands out: the
+				     * rows of each worker's dest_counters */
 };
 
 /* A request the control thread leaves in a worker's mailbox. */
@@ -124,12 +126,15 @@ struct config_flows;
 struct flowtab_params worker_flow_params(const struct config_flows *fl);
 
 /*
- * Allocate worker id's rings, flow table and counters. Main lcore, before
- * launch. Returns 0 or -errno after logging why.
+ * Set up worker id for lcore: its rings and its counters (a row for each of
+ * shared->max_dests destinations) on socket, its flow table made on lcore
+ * itself, so that the table's pages are first touched there and sit on the
+ * lcore's NUMA node. Main lcore, before launch (lcore must be idle). Returns
+ * 0 or -errno after logging why.
  */
-int worker_init(struct worker *w, unsigned id, unsigned lcore, struct dp_shared *shared,
-		const struct flowtab_params *fp, uint32_t ring_entries,
-		uint32_t max_dests, struct rte_mempool *pool);
+int worker_init(struct worker *w, unsigned id, unsigned lcore, int socket,
+		struct dp_shared *shared, const struct flowtab_params *fp,
+		uint32_t ring_entries, struct rte_mempool *pool);
 
 /* Free what worker_init() allocated; the worker must have stopped. */
 void worker_fini(struct worker *w);

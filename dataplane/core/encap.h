@@ -55,6 +55,7 @@ extern const char *const encap_kind_names[ENCAP_KIND_MAX];
 
 #define ENCAP_ETH_LEN 14u
 #define ENCAP_GRE_LEN 4u
+#define ENCAP_VLAN_LEN 4u   /* an 802.1Q tag */
 #define ENCAP_HDR_MAX 58u   /* Ethernet + IPv6 + GRE: the most encap_write() writes */
 #define ENCAP_TTL 64u
 
@@ -110,6 +111,7 @@ enum {
 	ENCAP_PROTO_GRE = 47,
 	ENCAP_ETHERTYPE_IPV4 = 0x0800,
 	ENCAP_ETHERTYPE_IPV6 = 0x86dd,
+	ENCAP_ETHERTYPE_VLAN = 0x8100,
 };
 
 /*
@@ -225,6 +227,23 @@ encap_l2_rewrite(uint8_t *frame, const struct encap_tunnel *t)
 {
 	/* Every template starts with eth_dst, eth_src. */
 	memcpy(frame, t->tmpl[0], 12);
+}
+
+/*
+ * Tag the untagged frame at frame with 802.1Q VLAN vid, priority 0: its two
+ * MACs move 4 bytes down into room the caller has before frame, and the tag
+ * (TPID 0x8100, TCI) takes their place. Returns the tagged frame's start,
+ * frame - 4. Packet path, for ports configured with a VLAN.
+ */
+static inline uint8_t *
+encap_vlan_push(uint8_t *frame, uint16_t vid)
+{
+	uint8_t *tagged = frame - ENCAP_VLAN_LEN;
+
+	memmove(tagged, frame, 12);
+	be16_put(tagged + 12, ENCAP_ETHERTYPE_VLAN);
+	be16_put(tagged + 14, vid & 0xfff);
+	return tagged;
 }
 
 #endif /* MAGLB_DATAPLANE_ENCAP_H */

@@ -29,6 +29,7 @@
 /* Extension headers the IPv6 walk follows, as a bit set over next header. */
 #define PKT_IPV6_EXT_SET ((1ull << 0) | (1ull << 43) | (1ull << 44) | (1ull << 60))
 #define PKT_IPV6_EXT_FRAGMENT 44
+#define PKT_HEAD_MIN 128u       /* a chained frame's first buffer, at least */
 /* ICMPv4 errors about a packet: unreachable 3, time exceeded 11, parameter 12. */
 #define PKT_ICMP4_ERROR_SET ((1u << 3) | (1u << 11) | (1u << 12))
 
@@ -106,9 +107,10 @@ pkt_ipv6_walk(const uint8_t *ip, uint32_t len, struct pkt_ipv6_chain *c)
 	return true;
 }
 
-/* TCP or UDP (m->key.proto) at l4, l4_len bytes to the end of the IP packet. */
+/* TCP or UDP (m->key.proto) at l4, l4_len bytes to the end of the IP packet,
+ * head of them readable (the rest in later buffers of a chained frame). */
 static bool
-pkt_parse_tcp_udp(const uint8_t *l4, uint32_t l4_len, struct pkt_meta *m,
+pkt_parse_tcp_udp(const uint8_t *l4, uint32_t l4_len, uint32_t head, struct pkt_meta *m,
 		  enum dp_drop *why)
 {
 	if (m->key.proto == IPPROTO_TCP) {
@@ -116,6 +118,8 @@ pkt_parse_tcp_udp(const uint8_t *l4, uint32_t l4_len, struct pkt_meta *m,
 
 		if (l4_len < PKT_TCP_LEN)
 			return pkt_drop(why, DP_DROP_BAD_L4);
+		if (head < PKT_TCP_LEN)
+			return pkt_drop(why, DP_DROP_CHAINED);
 		data_off = (uint32_t)(l4[PKT_TCP_DATA_OFF] >> 4) * 4;
 		if (data_off < PKT_TCP_LEN || data_off > l4_len)
 			return pkt_drop(why, DP_DROP_BAD_L4);
@@ -125,6 +129,8 @@ pkt_parse_tcp_udp(const uint8_t *l4, uint32_t l4_len, struct pkt_meta *m,
 
 		if (l4_len < PKT_UDP_LEN)
 			return pkt_drop(why, DP_DROP_BAD_L4);
+		if (head < PKT_UDP_LEN)
+			return pkt_drop(why, DP_DROP_CHAINED);
 		udp_len = be16_get(l4 + PKT_UDP_LENGTH);
 		if (udp_len < PKT_UDP_LEN || udp_len > l4_len)
 			return pkt_drop(why, DP_DROP_BAD_L4);
@@ -224,8 +230,9 @@ pkt_parse_icmp6(const uint8_t *ip, const uint8_t *icmp, uint32_t icmp_len,
 	return true;
 }
 
+/* avail: bytes of the frame after L2; head of them readable. */
 static bool
-pkt_parse_ipv4(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
+pkt_parse_ipv4(const uint8_t *frame, uint32_t avail, uint32_t head, struct pkt_meta *m,
 	       enum dp_drop *why)
 {
 	const uint8_t *ip = frame + m->l2_len;
@@ -242,6 +249,8 @@ pkt_parse_ipv4(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
 		return pkt_drop(why, DP_DROP_BAD_IHL);
 	if (total > avail)
 		return pkt_drop(why, DP_DROP_BAD_IP_LENGTH);
+	if (hlen > head)
+		return pkt_drop(why, DP_DROP_CHAINED);
 	if (!pkt_ipv4_checksum_ok(ip, hlen))
 		return pkt_drop(why, DP_DROP_BAD_IP_CHECKSUM);
 	if (ip[PKT_IPV4_TTL] == 0)
@@ -266,8 +275,10 @@ pkt_parse_ipv4(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
 	switch (ip[PKT_IPV4_PROTO]) {
 	case IPPROTO_TCP:
 	case IPPROTO_UDP:
-		return pkt_parse_tcp_udp(ip + hlen, total - hlen, m, why);
+		return pkt_parse_tcp_udp(ip + hlen, total - hlen, head - hlen, m, why);
 	case IPPROTO_ICMP:
+		if (total > head)       /* ICMP is small: never chained */
+			return pkt_drop(why, DP_DROP_CHAINED);
 		return pkt_parse_icmp4(ip, ip + hlen, total - hlen, m, why);
 	default:
 		m->kind = PKT_KIND_OTHER_L4;
@@ -276,7 +287,7 @@ pkt_parse_ipv4(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
 }
 
 static bool
-pkt_parse_ipv6(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
+pkt_parse_ipv6(const uint8_t *frame, uint32_t avail, uint32_t head, struct pkt_meta *m,
 	       enum dp_drop *why)
 {
 	const uint8_t *ip = frame + m->l2_len;
@@ -292,8 +303,8 @@ pkt_parse_ipv6(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
 		return pkt_drop(why, DP_DROP_BAD_IP_LENGTH);
 	if (ip[PKT_IPV6_HOP_LIMIT] == 0)
 		return pkt_drop(why, DP_DROP_TTL_EXCEEDED);
-	if (!pkt_ipv6_walk(ip, total, &c))
-		return pkt_drop(why, DP_DROP_BAD_EXT_HEADER);
+	if (!pkt_ipv6_walk(ip, total < head ? total : head, &c))
+		return pkt_drop(why, total > head ? DP_DROP_CHAINED : DP_DROP_BAD_EXT_HEADER);
 
 	m->l3_len = (uint16_t)c.off;
 	m->ip_len = (uint16_t)total;
@@ -313,8 +324,10 @@ pkt_parse_ipv6(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
 	switch (c.proto) {
 	case IPPROTO_TCP:
 	case IPPROTO_UDP:
-		return pkt_parse_tcp_udp(ip + c.off, total - c.off, m, why);
+		return pkt_parse_tcp_udp(ip + c.off, total - c.off, head - c.off, m, why);
 	case IPPROTO_ICMPV6:
+		if (total > head)       /* ICMPv6 and ND are small: never chained */
+			return pkt_drop(why, DP_DROP_CHAINED);
 		return pkt_parse_icmp6(ip, ip + c.off, total - c.off, m, why);
 	default:
 		m->kind = PKT_KIND_OTHER_L4;
@@ -323,13 +336,15 @@ pkt_parse_ipv6(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
 }
 
 static bool
-pkt_parse_arp(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
+pkt_parse_arp(const uint8_t *frame, uint32_t avail, uint32_t head, struct pkt_meta *m,
 	      enum dp_drop *why)
 {
 	const uint8_t *arp = frame + m->l2_len;
 
 	if (avail < PKT_ARP_LEN)
 		return pkt_drop(why, DP_DROP_TRUNCATED);
+	if (head < PKT_ARP_LEN)
+		return pkt_drop(why, DP_DROP_CHAINED);
 	if (be16_get(arp) != PKT_ARP_HTYPE_ETHER || be16_get(arp + 2) != PKT_ETHERTYPE_IPV4 ||
 	    arp[4] != 6 || arp[5] != 4)
 		return pkt_drop(why, DP_DROP_ARP_IGNORED);
@@ -341,7 +356,7 @@ pkt_parse_arp(const uint8_t *frame, uint32_t avail, struct pkt_meta *m,
 }
 
 bool
-pkt_parse_full(const uint8_t *frame, uint32_t len, struct pkt_meta *m,
+pkt_parse_head(const uint8_t *frame, uint32_t head, uint32_t len, struct pkt_meta *m,
 	       enum dp_drop *why)
 {
 	uint32_t l2 = PKT_ETHER_LEN;
@@ -350,6 +365,10 @@ pkt_parse_full(const uint8_t *frame, uint32_t len, struct pkt_meta *m,
 	memset(m, 0, sizeof(*m));
 	if (len < PKT_ETHER_LEN)
 		return pkt_drop(why, DP_DROP_TRUNCATED);
+	/* Every fixed header (Ethernet, tag, IPv6's 40 bytes) in the first
+	 * buffer; NICs fill it far beyond this. */
+	if (head < len && head < PKT_HEAD_MIN)
+		return pkt_drop(why, DP_DROP_CHAINED);
 	type = be16_get(frame + PKT_ETHER_TYPE);
 	if (type == PKT_ETHERTYPE_VLAN) {
 		l2 += PKT_VLAN_LEN;
@@ -360,12 +379,19 @@ pkt_parse_full(const uint8_t *frame, uint32_t len, struct pkt_meta *m,
 	m->l2_len = (uint16_t)l2;
 	switch (type) {
 	case PKT_ETHERTYPE_IPV4:
-		return pkt_parse_ipv4(frame, len - l2, m, why);
+		return pkt_parse_ipv4(frame, len - l2, head - l2, m, why);
 	case PKT_ETHERTYPE_IPV6:
-		return pkt_parse_ipv6(frame, len - l2, m, why);
+		return pkt_parse_ipv6(frame, len - l2, head - l2, m, why);
 	case PKT_ETHERTYPE_ARP:
-		return pkt_parse_arp(frame, len - l2, m, why);
+		return pkt_parse_arp(frame, len - l2, head - l2, m, why);
 	default:
 		return pkt_drop(why, DP_DROP_BAD_ETHERTYPE);
 	}
+}
+
+bool
+pkt_parse_full(const uint8_t *frame, uint32_t len, struct pkt_meta *m,
+	       enum dp_drop *why)
+{
+	return pkt_parse_head(frame, len, len, m, why);
 }

@@ -64,7 +64,9 @@
  *                    family with its header and 8 bytes of TCP/UDP, a non-first
  *                    fragment, or whose source is not the outer destination;
  *   ARP_IGNORED      ARP not for Ethernet (htype 1, hlen 6) and IPv4 (ptype
- *                    0x0800, plen 4).
+ *                    0x0800, plen 4);
+ *   CHAINED          (pkt_parse_head() only) a header, or an ICMP message,
+ *                    past the frame's first buffer.
  */
 #ifndef MAGLB_DATAPLANE_PACKET_H
 #define MAGLB_DATAPLANE_PACKET_H
@@ -90,6 +92,7 @@ enum pkt_layout {
 	PKT_ETHERTYPE_IPV4 = 0x0800,
 	PKT_ETHERTYPE_ARP = 0x0806,
 	PKT_ETHERTYPE_VLAN = 0x8100,
+	PKT_ETHERTYPE_QINQ = 0x88a8,        /* an 802.1ad service tag */
 	PKT_ETHERTYPE_IPV6 = 0x86dd,
 
 	PKT_IPV4_LEN = 20,
@@ -174,6 +177,15 @@ enum pkt_tcp_flag {
 /* The full parser: every kind above, every check. */
 bool pkt_parse_full(const uint8_t *frame, uint32_t len, struct pkt_meta *m,
 		    enum dp_drop *why);
+
+/*
+ * The same for a frame of len bytes of which only the first head (<= len)
+ * are contiguous at frame: a chained frame (jumbo frames in several
+ * buffers). Every length is checked against len; what must be read past
+ * head (headers, ICMP and ND messages whole) makes it drop as CHAINED.
+ */
+bool pkt_parse_head(const uint8_t *frame, uint32_t head, uint32_t len,
+		    struct pkt_meta *m, enum dp_drop *why);
 
 static inline uint32_t
 pkt_word32(const uint8_t *p)
@@ -282,6 +294,22 @@ static inline bool
 pkt_parse(const uint8_t *frame, uint32_t len, struct pkt_meta *m, enum dp_drop *why)
 {
 	return pkt_parse_simple(frame, len, m) || pkt_parse_full(frame, len, m, why);
+}
+
+/*
+ * A source no client can have (RFC 1122 3.2.1.3, RFC 4291): IPv4 0.0.0.0/8,
+ * 127/8, 224/4 multicast and 240/4 (255.255.255.255 included); IPv6 ::,
+ * ::1 and ff00::/8. The caller also refuses its own and its VIPs'
+ * addresses. family FLOW_FAMILY_IPV4 (address in the first 4 bytes) or _IPV6.
+ */
+static inline bool
+pkt_source_martian(uint8_t family, const uint8_t addr[16])
+{
+	static const uint8_t zero[15];
+
+	if (family == FLOW_FAMILY_IPV4)
+		return addr[0] == 0 || addr[0] == 127 || addr[0] >= 224;
+	return addr[0] == 0xff || (memcmp(addr, zero, 15) == 0 && addr[15] <= 1);
 }
 
 /*

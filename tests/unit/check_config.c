@@ -410,6 +410,12 @@ START_TEST(test_section_range)
 		"node = { id = 1; address = \"198.18.0.10\"; };\n"
 		"ports = ( { name = \"lan0\"; device = \"net_null0\";\n  mtu = 100; } );\n"
 		WEB4_VIPS, "t.conf:4: ", "mtu 100 out of range 576..9702");
+	expect_error(CLUSTER NODE
+		     "ports = ( { name = \"lan0\"; device = \"net_null0\";\n  vlan = 4095; } );\n"
+		     WEB4_VIPS, "t.conf:4: ", "vlan 4095 out of range 1..4094");
+	expect_error(CLUSTER NODE
+		     "ports = ( { name = \"lan0\"; device = \"net_null0\";\n  vlan = 0; } );\n"
+		     WEB4_VIPS, "t.conf:4: ", "vlan 0 out of range 1..4094");
 }
 END_TEST
 
