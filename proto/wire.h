@@ -29,6 +29,7 @@
 enum {
 	WIRE_VERSION = 1,           /* of both sync.proto and control.proto */
 	WIRE_ADDR_MAX = 16,         /* bytes of an address: IPv4 uses the first 4 */
+	WIRE_MAC_LEN = 6,           /* bytes of a MAC address */
 };
 
 /* ---------------------------------------------------------------- flows */
@@ -91,7 +92,8 @@ size_t wire_flow_encoded_size(const struct wire_flow *f);
 	X(UNKNOWN_KIND, "no body, or a body of a kind this node does not know") \
 	X(BAD_SENDER, "sender or requester node id is 0") \
 	X(BAD_EPOCH, "resync epoch is 0") \
-	X(BAD_ADDRESS, "address not 4 or 16 bytes, or vip and client families differ") \
+	X(BAD_ADDRESS, "address not 4 or 16 bytes, MAC not 0 or 6, " \
+	  "or vip and client families differ") \
 	X(BAD_PROTOCOL, "protocol is not tcp or udp") \
 	X(BAD_PORT, "port above 65535") \
 	X(TOO_MANY_ENTRIES, "more entries than the receiver's buffer holds") \
@@ -304,6 +306,10 @@ struct wire_ctl_backend {
 	uint8_t address[WIRE_ADDR_MAX];
 	uint32_t weight;
 	enum wire_backend_state state;
+	bool next_hop_resolved;     /* next_hop_mac is known (on the wire: 6
+				     * bytes, else none) */
+	uint8_t next_hop_mac[WIRE_MAC_LEN];  /* where its packets go on the link:
+				     * the gateway, the backend (on-link, l2) */
 };
 
 struct wire_ctl_vip_list {

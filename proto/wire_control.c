@@ -318,6 +318,8 @@ static bool backend_check(const Maglb__Control__Backend *b, enum wire_drop *why)
 		return fail(why, WIRE_DROP_BAD_STRING);
 	if (wire_addr_family(b->address.len) == 0)
 		return fail(why, WIRE_DROP_BAD_ADDRESS);
+	if (b->next_hop_mac.len != 0 && b->next_hop_mac.len != WIRE_MAC_LEN)
+		return fail(why, WIRE_DROP_BAD_ADDRESS);
 	if (!enum_pb_ok(b->state, WIRE_BACKEND_STATE_MAX))
 		return fail(why, WIRE_DROP_BAD_ENUM);
 	return true;
@@ -357,6 +359,9 @@ static void backend_to_c(const Maglb__Control__Backend *b,
 	wire_addr_copy(out->address, &b->address);
 	out->weight = b->weight;
 	out->state = (enum wire_backend_state)(b->state - 1);
+	out->next_hop_resolved = b->next_hop_mac.len == WIRE_MAC_LEN;
+	if (out->next_hop_resolved)
+		memcpy(out->next_hop_mac, b->next_hop_mac.data, WIRE_MAC_LEN);
 }
 
 static int vip_list_to_c(const void *body, struct wire_ctl_msg *m)
@@ -402,6 +407,11 @@ static int backend_to_pb(const struct wire_ctl_backend *b,
 			 Maglb__Control__Backend *out)
 {
 	out->address = wire_addr_to_pb(b->family, b->address);
+	/* protobuf-c's bytes are not const; packing only reads them. */
+	out->next_hop_mac = (ProtobufCBinaryData){
+		.len = b->next_hop_resolved ? WIRE_MAC_LEN : 0,
+		.data = (uint8_t *)b->next_hop_mac,
+	};
 	out->weight = b->weight;
 	out->state = (Maglb__Control__BackendState)
 		enum_to_pb(b->state, WIRE_BACKEND_STATE_MAX);

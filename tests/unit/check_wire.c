@@ -761,6 +761,12 @@ static void ctl_sample_vip_list(struct wire_ctl_msg *m)
 		addr_fill(sample_backends[i].family, sample_backends[i].address);
 		sample_backends[i].weight = 100 * (uint32_t)i;
 		sample_backends[i].state = (enum wire_backend_state)i;
+		/* the first unresolved, the others at 02:00:00:00:00:0i */
+		sample_backends[i].next_hop_resolved = i > 0;
+		if (i > 0)
+			memcpy(sample_backends[i].next_hop_mac,
+			       (const uint8_t[WIRE_MAC_LEN]){ 2, 0, 0, 0, 0, (uint8_t)i },
+			       WIRE_MAC_LEN);
 	}
 	m->vip_list = (struct wire_ctl_vip_list){
 		.vips = sample_vips, .n_vips = 2,
@@ -929,6 +935,8 @@ static void ctl_assert_arrays_eq(const struct wire_ctl_msg *a,
 			ck_assert_mem_eq(x->address, y->address, WIRE_ADDR_MAX);
 			ck_assert_uint_eq(x->weight, y->weight);
 			ck_assert_int_eq(x->state, y->state);
+			ck_assert_int_eq(x->next_hop_resolved, y->next_hop_resolved);
+			ck_assert_mem_eq(x->next_hop_mac, y->next_hop_mac, WIRE_MAC_LEN);
 		}
 		break;
 	case WIRE_CTL_OWNERSHIP_SET:
@@ -1120,6 +1128,7 @@ END_TEST
 
 enum {
 	CTL_BODY_COUNTERS_REQUEST = 12,  /* Envelope field numbers */
+	CTL_BODY_VIP_LIST_RESPONSE = 15,
 	CTL_BODY_BACKEND_SET = 16,
 	CTL_BODY_FLOW_LOOKUP_REQUEST = 20,
 	CTL_BODY_EXPORT_BATCH = 25,
@@ -1214,6 +1223,48 @@ START_TEST(test_ctl_bad_flows)
 	pbw_flow(&body, 2, &f);
 	pbw_ctl(&w, WIRE_VERSION, CTL_BODY_EXPORT_BATCH, &body);
 	ctl_expect_drop(&w, WIRE_DROP_BAD_PROTOCOL);
+}
+END_TEST
+
+/* A VIP list with one backend whose next-hop MAC has mac_len bytes. */
+static void pbw_backend_mac(struct pbw *w, size_t mac_len)
+{
+	static const uint8_t addr[4] = { 198, 18, 2, 11 };
+	static const uint8_t mac[8] = { 2, 0, 0, 0, 0, 1, 0, 0 };
+	struct pbw backend = { .len = 0 }, body = { .len = 0 };
+
+	pbw_bytes(&backend, 1, "web", 3);
+	pbw_bytes(&backend, 2, addr, sizeof(addr));
+	pbw_uint(&backend, 4, 1);   /* up */
+	pbw_bytes(&backend, 5, mac, mac_len);
+	pbw_message(&body, 2, &backend);
+	pbw_ctl(w, WIRE_VERSION, CTL_BODY_VIP_LIST_RESPONSE, &body);
+}
+
+/* A next-hop MAC of 6 bytes or none is fine; any other length is refused. */
+START_TEST(test_ctl_next_hop_mac)
+{
+	static const size_t bad[] = { 1, 5, 7, 8 };
+	struct wire_counters c = { { 0 } };
+	struct wire_ctl_msg m;
+	struct pbw w;
+
+	pbw_backend_mac(&w, WIRE_MAC_LEN);
+	ck_assert_int_eq(wire_ctl_decode(w.buf, w.len, &m, &c), 0);
+	ck_assert_uint_eq(m.vip_list.n_backends, 1);
+	ck_assert(m.vip_list.backends[0].next_hop_resolved);
+	ck_assert_mem_eq(m.vip_list.backends[0].next_hop_mac,
+			 ((const uint8_t[WIRE_MAC_LEN]){ 2, 0, 0, 0, 0, 1 }), WIRE_MAC_LEN);
+	wire_ctl_msg_free(&m);
+	pbw_backend_mac(&w, 0);
+	ck_assert_int_eq(wire_ctl_decode(w.buf, w.len, &m, &c), 0);
+	ck_assert(!m.vip_list.backends[0].next_hop_resolved);
+	wire_ctl_msg_free(&m);
+	ck_assert_uint_eq(drops_total(&c), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pbw_backend_mac(&w, bad[i]);
+		ctl_expect_drop(&w, WIRE_DROP_BAD_ADDRESS);
+	}
 }
 END_TEST
 
@@ -1329,6 +1380,7 @@ static Suite *wire_suite(void)
 	add_case(s, "ctl_bad_string", test_ctl_bad_string);
 	add_case(s, "ctl_bad_enum", test_ctl_bad_enum);
 	add_case(s, "ctl_bad_flows", test_ctl_bad_flows);
+	add_case(s, "ctl_next_hop_mac", test_ctl_next_hop_mac);
 	add_case(s, "ctl_truncated_and_garbage", test_ctl_truncated_and_garbage);
 	add_case(s, "names_complete", test_names_complete);
 	return s;
