@@ -190,6 +190,13 @@ json_bool(struct json *j, const char *key, bool value)
 	fputs(value ? "true" : "false", j->f);
 }
 
+void
+json_null(struct json *j, const char *key)
+{
+	json_item(j, key);
+	fputs("null", j->f);
+}
+
 int
 json_finish(struct json *j)
 {

@@ -37,6 +37,7 @@ void json_string(struct json *j, const char *key, const char *value);
 void json_u64(struct json *j, const char *key, uint64_t value);
 void json_i64(struct json *j, const char *key, int64_t value);
 void json_bool(struct json *j, const char *key, bool value);
+void json_null(struct json *j, const char *key);
 
 /* End the document (a newline). Returns 0, or -EIO if writing failed. */
 int json_finish(struct json *j);

@@ -52,7 +52,7 @@ static const char maglbctl_usage_text[] =
 	"commands:\n"
 	"  status                              node, workers, VIPs, flows\n"
 	"  vips [NAME]                         VIPs: address, owner, backends, flows\n"
-	"  backends [VIP]                      backends: weight and state\n"
+	"  backends [VIP]                      backends: weight, state, next-hop MAC\n"
 	"  flows [--vip VIP] [--limit N]       connection entries (all, or the first N)\n"
 	"  flow lookup VIP_ADDR VIP_PORT PROTO CLIENT_ADDR CLIENT_PORT\n"
 	"                                      where a flow goes, and which table says so\n"
@@ -481,8 +481,21 @@ maglbctl_vip_cell(const void *ctx, size_t row, size_t col, char *buf,
 
 static const struct maglbctl_column maglbctl_backend_columns[] = {
 	{ "VIP", false }, { "BACKEND", false }, { "WEIGHT", true },
-	{ "STATE", false },
+	{ "STATE", false }, { "NEXT_HOP", false },
 };
+
+/* A backend's next-hop MAC, "unresolved" while it is. */
+static void
+maglbctl_next_hop_str(const struct wire_ctl_backend *b, char *buf, size_t len)
+{
+	const uint8_t *m = b->next_hop_mac;
+
+	if (!b->next_hop_resolved)
+		snprintf(buf, len, "unresolved");
+	else
+		snprintf(buf, len, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3],
+			 m[4], m[5]);
+}
 
 static void
 maglbctl_backend_cell(const void *ctx, size_t row, size_t col, char *buf,
@@ -501,8 +514,11 @@ maglbctl_backend_cell(const void *ctx, size_t row, size_t col, char *buf,
 	case 2:
 		snprintf(buf, len, "%" PRIu32, b->weight);
 		break;
-	default:
+	case 3:
 		snprintf(buf, len, "%s", wire_backend_state_names[b->state]);
+		break;
+	default:
+		maglbctl_next_hop_str(b, buf, len);
 		break;
 	}
 }
@@ -534,18 +550,23 @@ maglbctl_json_vips(struct json *j, const struct wire_ctl_vip_list *l)
 static void
 maglbctl_json_backends(struct json *j, const struct wire_ctl_vip_list *l)
 {
-	char addr[INET6_ADDRSTRLEN];
+	char addr[INET6_ADDRSTRLEN], mac[32];
 
 	json_array_begin(j, "backends");
 	for (size_t i = 0; i < l->n_backends; i++) {
 		const struct wire_ctl_backend *b = &l->backends[i];
 
 		maglbctl_addr_str(b->family, b->address, addr, sizeof(addr));
+		maglbctl_next_hop_str(b, mac, sizeof(mac));
 		json_object_begin(j, NULL);
 		json_string(j, "vip", b->vip);
 		json_string(j, "address", addr);
 		json_u64(j, "weight", b->weight);
 		json_string(j, "state", wire_backend_state_names[b->state]);
+		if (b->next_hop_resolved)
+			json_string(j, "next_hop_mac", mac);
+		else
+			json_null(j, "next_hop_mac");
 		json_object_end(j);
 	}
 	json_array_end(j);
@@ -580,7 +601,7 @@ maglbctl_vip_list(struct maglbctl *m, int argc, char **argv, bool backends)
 		json_object_end(&j);
 		rc = json_finish(&j) < 0 ? MAGLBCTL_EXIT_ERROR : 0;
 	} else if (backends) {
-		maglbctl_table(maglbctl_backend_columns, 4, l->n_backends,
+		maglbctl_table(maglbctl_backend_columns, 5, l->n_backends,
 			       maglbctl_backend_cell, l->backends);
 	} else {
 		maglbctl_table(maglbctl_vip_columns, 7, l->n_vips,

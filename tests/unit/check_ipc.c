@@ -219,6 +219,9 @@ fake_vips(const struct wire_ctl_msg *req, struct wire_ctl_msg *resp,
 			b[nb].address[3] = (uint8_t)(5 + k);
 			b[nb].weight = k ? 1000 : 100;
 			b[nb].state = i && k ? WIRE_BACKEND_DOWN : WIRE_BACKEND_UP;
+			b[nb].next_hop_resolved = k == 0;
+			b[nb].next_hop_mac[0] = 2;
+			b[nb].next_hop_mac[5] = 0xa0;
 			nb++;
 		}
 	}
@@ -1060,9 +1063,12 @@ START_TEST(test_maglbctl_reads)
 	CTL(&r, "--json", "vips");
 	ctl_expect(&r, 0, "\"name\": \"we\\\"b\\n\\\\\"", NULL);
 	CTL(&r, "backends", "web");
-	ctl_expect(&r, 0, "VIP  BACKEND     WEIGHT  STATE\n"
-			  "web  198.19.0.5     100  up\n"
-			  "web  198.19.0.6    1000  up\n", NULL);
+	ctl_expect(&r, 0, "VIP  BACKEND     WEIGHT  STATE  NEXT_HOP\n"
+			  "web  198.19.0.5     100  up     02:00:00:00:00:a0\n"
+			  "web  198.19.0.6    1000  up     unresolved\n", NULL);
+	CTL(&r, "--json", "backends", "web");
+	ctl_expect(&r, 0, "\"next_hop_mac\": \"02:00:00:00:00:a0\"\n", NULL);
+	ctl_expect(&r, 0, "\"next_hop_mac\": null\n", NULL);
 	CTL(&r, "counters", "worker3");
 	ctl_expect(&r, 0, "worker3  counter_0003     3000009\n", NULL);
 	CTL(&r, "flows", "--limit", "5");
