@@ -21,12 +21,23 @@
  *   - an ICMPv4 fragmentation-needed / ICMPv6 packet-too-big reply from
  *     the VIP to the client about an input packet whose fate is "reply",
  *     with the expected MTU, valid checksums, back to the router's MAC,
- *     quoting the packet's start (up to 576 / 1280 bytes of reply).
+ *     quoting the packet's start (up to 576 / 1280 bytes of reply);
+ *   - an ARP reply (RFC 826) or a neighbour advertisement (RFC 4861) from
+ *     the port's MAC answering an ARP request or solicitation whose fate
+ *     is "slow SLOW_ANSWERED": the requested address at the port's MAC, to
+ *     the requester (a solicitation from :: to all-nodes, solicited flag
+ *     clear), hop limit 255, override set, checksum right;
+ *   - an ARP request or a solicitation from the port's MAC and the node's
+ *     address for a gateway of a "neigh" line (broadcast; solicited-node
+ *     multicast with a source link-layer option).
+ * With a "vlan VID" line every output frame carries exactly one 802.1Q tag,
+ * VID and priority 0 (checked, then set aside with the inputs' tags).
  * Every "fwd" input comes out exactly once, every "reply" input is answered
- * exactly once and not forwarded, every "frag K" input comes out as exactly
- * K fragments (RFC 791) in consecutive output frames, first piece first,
- * all to one backend, each in a tunnel packet within the port MTU ("mtu"
- * line) and, as an inner packet:
+ * exactly once and not forwarded, every "slow SLOW_ANSWERED" input is
+ * answered exactly once and no other input is, every "frag K" input comes
+ * out as exactly K fragments (RFC 791) in consecutive output frames, first
+ * piece first, all to one backend, each in a tunnel packet within the port
+ * MTU ("mtu" line) and, as an inner packet:
  *   - version, TOS, ID, TTL, protocol, addresses of the original; DF and
  *     the reserved flag clear; total length and header checksum right;
  *   - offset the original's plus the payload before it / 8; MF on all but
@@ -49,7 +60,12 @@
  *            pick, went), and every forwarded error has such packets;
  *   toobig   replies as above; the small and exactly-fitting packets
  *            forwarded; IPv4 without DF over the MTU fragmented;
- *   malformed  only the good packet came out.
+ *   malformed  only the good packet came out;
+ *   neigh*   only the answers to the frames for the node's addresses, and
+ *            solicitations for the gateways, came out;
+ *   martian  only the good packets came out;
+ *   vlan     the tagged packets as above, each tagged;
+ *   jumbo    replies quoting the jumbo frames' start, l2 frames whole.
  * Each VIP with 4 groups or more must use 2 backends or more (the flow
  * keys really vary).
  *
@@ -79,6 +95,13 @@ enum {
 	PROTO_UDP = 17,
 	PROTO_GRE = 47,
 	PROTO_ICMP6 = 58,
+	VLAN_LEN = 4,
+	ARP_LEN = 28,
+	ND_NS = 135,
+	ND_NA = 136,
+	ND_MSG_LEN = 32,            /* NS / NA with one link-layer option */
+	ND_HOP_LIMIT = 255,
+	NEIGH_MAX = 8,
 	REPLY4_MAX = 576,           /* RFC 1812: an ICMPv4 error's IP length */
 	REPLY6_MAX = 1280,          /* RFC 4443 */
 	FRAMES_MAX = 4096,
@@ -93,6 +116,8 @@ enum {
 };
 
 #define ETHERTYPE_IPV4 0x0800
+#define ETHERTYPE_ARP 0x0806
+#define ETHERTYPE_VLAN 0x8100
 #define ETHERTYPE_IPV6 0x86dd
 
 struct addr {
@@ -122,6 +147,7 @@ enum fate {
 	FATE_REPLY,
 	FATE_DROP,
 	FATE_FRAG,
+	FATE_SLOW,
 };
 
 struct frame {
@@ -147,13 +173,14 @@ struct pkt {
 struct input {
 	struct frame f;
 	enum fate fate;
-	char reason[NAME_MAX_LEN];  /* drop counter */
+	char reason[NAME_MAX_LEN];  /* drop counter; slow: control counter */
 	unsigned mtu;               /* reply */
 	unsigned n_frags;           /* frag: the fragments expected */
 	char desc[TEXT_MAX];
 	struct pkt p;
 	int out;                    /* output frame that carries it, -1 */
 	int reply;                  /* output frame that answers it, -1 */
+	int answer;                 /* slow: the ARP reply or NA to it, -1 */
 	char backend[KEY_MAX];      /* "gre ADDR" / "l2 MAC" */
 	int pieces[PIECES_MAX];     /* frag: output frames of its fragments */
 	unsigned n_pieces;          /* frag: fragments seen (may pass PIECES_MAX) */
@@ -164,6 +191,9 @@ struct check {
 	uint8_t port_mac[6], router_mac[6], gateway_mac[6];
 	struct addr node4, node6;
 	unsigned mtu;               /* the port's; 0: no "mtu" line */
+	unsigned vlan;              /* the port's VLAN; 0: untagged */
+	struct addr neigh[NEIGH_MAX];   /* gateways the dataplane resolves */
+	unsigned n_neigh;
 	uint8_t ids[65536 / 8];     /* outer IPv4 IDs seen without DF */
 	struct vip vips[VIPS_MAX];
 	unsigned n_vips;
@@ -173,6 +203,7 @@ struct check {
 	unsigned n_out;
 	unsigned errors;
 	unsigned gre, l2, replies, pieces;
+	unsigned arp_replies, nd_adverts, solicits;
 };
 
 static void
@@ -313,6 +344,9 @@ parse_pkt(struct check *c, char *line, const char *desc, unsigned lineno)
 	} else if (strcmp(fate, "frag") == 0 && sscanf(arg, "%u", &in->n_frags) == 1 &&
 		   in->n_frags >= 2 && in->n_frags <= PIECES_MAX) {
 		in->fate = FATE_FRAG;
+	} else if (strcmp(fate, "slow") == 0 && arg[0] != '\0') {
+		in->fate = FATE_SLOW;
+		snprintf(in->reason, sizeof(in->reason), "%s", arg);
 	} else {
 		die("expect:%u: bad fate '%s'", lineno, fate);
 	}
@@ -344,12 +378,19 @@ parse_line(struct check *c, char *line, unsigned lineno)
 	} else if (strncmp(line, "mtu ", 4) == 0) {
 		if (sscanf(line + 4, "%u", &c->mtu) != 1 || c->mtu < 68 || c->mtu > 65535)
 			die("expect:%u: bad mtu line", lineno);
+	} else if (strncmp(line, "vlan ", 5) == 0) {
+		if (sscanf(line + 5, "%u", &c->vlan) != 1 || c->vlan == 0 || c->vlan > 4094)
+			die("expect:%u: bad vlan line", lineno);
+	} else if (strncmp(line, "neigh ", 6) == 0) {
+		if (c->n_neigh == NEIGH_MAX || sscanf(line + 6, "%63s", a) != 1 ||
+		    !addr_parse(a, &c->neigh[c->n_neigh++]))
+			die("expect:%u: bad neigh line", lineno);
 	} else if (strncmp(line, "vip ", 4) == 0) {
 		parse_vip(c, line + 4, lineno);
 	} else if (strncmp(line, "pkt ", 4) == 0) {
 		parse_pkt(c, line + 4, desc, lineno);
 	}
-	/* counter lines are check_pcap.sh's */
+	/* counter and control lines are check_pcap.sh's */
 }
 
 static void
@@ -547,16 +588,37 @@ vip_of(const struct check *c, const struct pkt *p)
 	return exact != NULL ? exact : all;
 }
 
+/*
+ * Take the 802.1Q tag out of frame f if it has exactly one and its TCI
+ * passes mask against want; false (f untouched) if not.
+ */
+static bool
+untag(struct frame *f, uint16_t want, uint16_t mask)
+{
+	if (f->len < ETH_LEN + VLAN_LEN || get16(f->b + 12) != ETHERTYPE_VLAN ||
+	    (get16(f->b + 14) & mask) != want || get16(f->b + 16) == ETHERTYPE_VLAN)
+		return false;
+	memmove(f->b + 12, f->b + 16, f->len - 16);
+	f->len -= VLAN_LEN;
+	return true;
+}
+
 static void
 parse_inputs(struct check *c)
 {
 	for (unsigned i = 0; i < c->n_in; i++) {
 		struct input *in = &c->in[i];
 
-		in->out = in->reply = -1;
+		in->out = in->reply = in->answer = -1;
 		if (in->fate == FATE_NONE)
 			die("no expectation for input frame %u", i + 1);
 		if (in->fate == FATE_DROP)
+			continue;
+		/* the port's tag, any priority: set aside as the outputs' are */
+		if (c->vlan != 0 && !untag(&in->f, (uint16_t)c->vlan, 0x0fff))
+			die("input frame %u (%s): expected to pass, yet not tagged with the "
+			    "port's VLAN %u", i + 1, in->desc, c->vlan);
+		if (in->fate == FATE_SLOW)
 			continue;
 		in->p = parse_packet(&in->f);
 		in->p.vip = in->p.ok ? vip_of(c, &in->p) : NULL;
@@ -908,8 +970,8 @@ output_unexpected(struct check *c, unsigned k)
 		if (in->f.len == f->len && f->len > 12 &&
 		    memcmp(in->f.b + 12, f->b + 12, f->len - 12) == 0) {
 			fail(c, "output frame %u is input %u (%s), whose fate is %s %s", k + 1,
-			     i + 1, in->desc, in->fate == FATE_DROP ? "drop" : "not fwd",
-			     in->reason);
+			     i + 1, in->desc, in->fate == FATE_DROP ? "drop" :
+			     in->fate == FATE_SLOW ? "slow" : "not fwd", in->reason);
 			return;
 		}
 	}
@@ -918,11 +980,237 @@ output_unexpected(struct check *c, unsigned k)
 	     f->len >= 6 ? mac_str(f->b, m, sizeof(m)) : "?");
 }
 
+/* ------------------------------------------------------ ARP and ND */
+
+static bool
+is_neigh(const struct check *c, int family, const uint8_t *addr)
+{
+	struct addr a = addr_at(family, addr);
+
+	for (unsigned i = 0; i < c->n_neigh; i++)
+		if (addr_eq(&c->neigh[i], &a))
+			return true;
+	return false;
+}
+
+/* The ARP header of input i if it is an ARP request, else NULL. */
+static const uint8_t *
+input_arp_request(const struct input *in)
+{
+	const uint8_t *a = in->f.b + ETH_LEN;
+
+	if (in->fate != FATE_SLOW || in->f.len < ETH_LEN + ARP_LEN ||
+	    get16(in->f.b + 12) != ETHERTYPE_ARP || get16(a + 6) != 1)
+		return NULL;
+	return a;
+}
+
+/* The IPv6 header of input i if it is a neighbour solicitation, else NULL. */
+static const uint8_t *
+input_ns(const struct input *in)
+{
+	const uint8_t *ip = in->f.b + ETH_LEN;
+
+	if (in->fate != FATE_SLOW || in->f.len < ETH_LEN + IP6_LEN + 24 ||
+	    get16(in->f.b + 12) != ETHERTYPE_IPV6 || ip[6] != PROTO_ICMP6 ||
+	    ip[IP6_LEN] != ND_NS)
+		return NULL;
+	return ip;
+}
+
+/*
+ * Output frame k answers an input: record it. best: the first matching
+ * input to answer (SLOW_ANSWERED) not answered yet; any: the first matching
+ * one not answered yet, else the first (a refused frame answered, or one
+ * answered twice: a failure); -1: none.
+ */
+static void
+answered(struct check *c, unsigned k, int best, int any, const char *what)
+{
+	struct input *in;
+
+	if (best < 0 && any < 0) {
+		fail(c, "output frame %u: %s answering no input frame", k + 1, what);
+		return;
+	}
+	if (best < 0) {
+		in = &c->in[any];
+		if (in->answer >= 0)
+			fail(c, "output frame %u: %s answering input %d (%s) again (first in "
+			     "output frame %d)", k + 1, what, any + 1, in->desc, in->answer + 1);
+		else
+			fail(c, "output frame %u: %s answering input %d (%s), whose fate is "
+			     "slow %s", k + 1, what, any + 1, in->desc, in->reason);
+		return;
+	}
+	c->in[best].answer = (int)k;
+}
+
+/* Input i matches an answer: keep it in *best and *any as answered() wants. */
+static void
+answer_candidate(const struct check *c, unsigned i, int *best, int *any)
+{
+	const struct input *in = &c->in[i];
+
+	if (*any < 0 || (c->in[*any].answer >= 0 && in->answer < 0))
+		*any = (int)i;
+	if (*best < 0 && in->answer < 0 && strcmp(in->reason, "SLOW_ANSWERED") == 0)
+		*best = (int)i;
+}
+
+/* An ARP reply: for the requested address, from the port, to the requester. */
+static void
+output_arp_reply(struct check *c, unsigned k, const uint8_t *a)
+{
+	const struct frame *f = &c->out[k];
+	int best = -1, any = -1;
+
+	c->arp_replies++;
+	for (unsigned i = 0; i < c->n_in; i++) {
+		const uint8_t *q = input_arp_request(&c->in[i]);
+
+		if (q != NULL && memcmp(q + 24, a + 14, 4) == 0 &&
+		    memcmp(q + 14, a + 24, 4) == 0 && memcmp(q + 8, a + 18, 6) == 0)
+			answer_candidate(c, i, &best, &any);
+	}
+	if (memcmp(f->b, a + 18, 6) != 0)
+		fail(c, "output frame %u: ARP reply not to the requester's MAC", k + 1);
+	answered(c, k, best, any, "an ARP reply");
+}
+
+/* Output frame k is ARP: a reply, or a request for a gateway. */
+static void
+output_arp(struct check *c, unsigned k)
+{
+	static const uint8_t broadcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t zero[6] = { 0 };
+	const struct frame *f = &c->out[k];
+	const uint8_t *a = f->b + ETH_LEN;
+
+	if (f->len < ETH_LEN + ARP_LEN || get16(a) != 1 || get16(a + 2) != ETHERTYPE_IPV4 ||
+	    a[4] != 6 || a[5] != 4) {
+		fail(c, "output frame %u: ARP, not for IPv4 over Ethernet", k + 1);
+		return;
+	}
+	if (memcmp(f->b + 6, c->port_mac, 6) != 0 || memcmp(a + 8, c->port_mac, 6) != 0)
+		fail(c, "output frame %u: ARP not from the port's MAC", k + 1);
+	if (get16(a + 6) == 2) {
+		output_arp_reply(c, k, a);
+		return;
+	}
+	if (get16(a + 6) != 1 || !is_neigh(c, AF_INET, a + 24)) {
+		fail(c, "output frame %u: ARP operation %u, not a reply nor a request for a "
+		     "gateway the dataplane resolves", k + 1, get16(a + 6));
+		return;
+	}
+	c->solicits++;
+	if (memcmp(f->b, broadcast, 6) != 0 || memcmp(a + 14, c->node4.b, 4) != 0 ||
+	    memcmp(a + 18, zero, 6) != 0)
+		fail(c, "output frame %u: ARP request for a gateway not broadcast from the "
+		     "node's address", k + 1);
+}
+
+/* What is wrong with the NS or NA at ip (IPv6, avail bytes); NULL if nothing. */
+static const char *
+nd_wrong(const struct check *c, const uint8_t *ip, uint32_t avail, uint8_t opt)
+{
+	const uint8_t *icmp = ip + IP6_LEN;
+
+	if (avail < IP6_LEN + ND_MSG_LEN || get16(ip + 4) != ND_MSG_LEN)
+		return "not 32 bytes of ICMPv6";
+	if (ip[7] != ND_HOP_LIMIT || icmp[1] != 0)
+		return "hop limit not 255 or code not 0";
+	if (!icmp6_csum_ok(ip + 8, ip + 24, icmp, ND_MSG_LEN))
+		return "ICMPv6 checksum wrong";
+	if (icmp[24] != opt || icmp[25] != 1 || memcmp(icmp + 26, c->port_mac, 6) != 0)
+		return "no link-layer address option giving the port's MAC";
+	return NULL;
+}
+
+/* An NA: for the solicited address, from it, to the solicitation's source. */
+static void
+output_na(struct check *c, unsigned k, const uint8_t *ip)
+{
+	static const uint8_t all_nodes[16] = { 0xff, 2, [15] = 1 };
+	static const uint8_t unspecified[16] = { 0 };
+	static const uint8_t all_nodes_mac[6] = { 0x33, 0x33, 0, 0, 0, 1 };
+	const struct frame *f = &c->out[k];
+	const uint8_t *icmp = ip + IP6_LEN;
+	int best = -1, any = -1;
+	bool dad = memcmp(ip + 24, all_nodes, 16) == 0;
+
+	c->nd_adverts++;
+	for (unsigned i = 0; i < c->n_in; i++) {
+		const uint8_t *q = input_ns(&c->in[i]);
+
+		if (q != NULL && memcmp(q + IP6_LEN + 8, icmp + 8, 16) == 0 &&
+		    memcmp(q + 8, dad ? unspecified : ip + 24, 16) == 0)
+			answer_candidate(c, i, &best, &any);
+	}
+	if (memcmp(ip + 8, icmp + 8, 16) != 0)
+		fail(c, "output frame %u: NA not from its target address", k + 1);
+	if ((icmp[4] & 0xe0) != (dad ? 0x20 : 0x60))
+		fail(c, "output frame %u: NA flags 0x%02x, expected %s", k + 1, icmp[4],
+		     dad ? "override only (to all-nodes)" : "solicited and override");
+	if (dad ? memcmp(f->b, all_nodes_mac, 6) != 0 :
+	    any >= 0 && memcmp(f->b, c->in[any].f.b + 6, 6) != 0)
+		fail(c, "output frame %u: NA not to the solicitation's MAC (all-nodes' for "
+		     "one from ::)", k + 1);
+	answered(c, k, best, any, "an NA");
+}
+
+/* Output frame k is an NS or NA (ICMPv6 after the fixed header). */
+static void
+output_nd(struct check *c, unsigned k, const uint8_t *ip, uint32_t avail)
+{
+	const struct frame *f = &c->out[k];
+	const uint8_t *icmp = ip + IP6_LEN;
+	const char *why = nd_wrong(c, ip, avail, icmp[0] == ND_NS ? 1 : 2);
+	uint8_t snm[16] = { 0xff, 2, [11] = 1, [12] = 0xff };
+
+	if (memcmp(f->b + 6, c->port_mac, 6) != 0)
+		fail(c, "output frame %u: %s not from the port's MAC", k + 1,
+		     icmp[0] == ND_NS ? "NS" : "NA");
+	if (why != NULL) {
+		fail(c, "output frame %u: %s: %s", k + 1, icmp[0] == ND_NS ? "NS" : "NA", why);
+		return;
+	}
+	if (icmp[0] == ND_NA) {
+		output_na(c, k, ip);
+		return;
+	}
+	if (!is_neigh(c, AF_INET6, icmp + 8)) {
+		fail(c, "output frame %u: NS for no gateway the dataplane resolves", k + 1);
+		return;
+	}
+	c->solicits++;
+	memcpy(snm + 13, icmp + 8 + 13, 3);
+	if (memcmp(ip + 8, c->node6.b, 16) != 0 || memcmp(ip + 24, snm, 16) != 0 ||
+	    f->b[0] != 0x33 || f->b[1] != 0x33 || memcmp(f->b + 2, snm + 12, 4) != 0)
+		fail(c, "output frame %u: NS for a gateway not from the node's address to "
+		     "the gateway's solicited-node address", k + 1);
+}
+
+/* With a "vlan" line: output frame k carries the port's tag, set aside. */
+static bool
+output_untag(struct check *c, unsigned k)
+{
+	struct frame *f = &c->out[k];
+
+	if (c->vlan == 0 || untag(f, (uint16_t)c->vlan, 0xffff))
+		return true;
+	fail(c, "output frame %u: not one 802.1Q tag VID %u priority 0 (ethertype 0x%04x, "
+	     "TCI 0x%04x)", k + 1, c->vlan, f->len >= 14 ? get16(f->b + 12) : 0,
+	     f->len >= 16 ? get16(f->b + 14) : 0);
+	return false;
+}
+
 static void
 classify_outputs(struct check *c)
 {
 	for (unsigned k = 0; k < c->n_out; k++) {
 		const struct frame *f = &c->out[k];
+		bool tagged = output_untag(c, k);
 		uint16_t type = f->len >= ETH_LEN ? get16(f->b + 12) : 0;
 		const uint8_t *ip = f->b + ETH_LEN;
 		uint32_t avail = f->len >= ETH_LEN ? f->len - ETH_LEN : 0;
@@ -930,7 +1218,14 @@ classify_outputs(struct check *c)
 			  type == ETHERTYPE_IPV6 && avail >= IP6_LEN ? AF_INET6 : 0;
 		int i;
 
-		if (fam == AF_INET && ip[9] == PROTO_GRE)
+		if (!tagged)
+			continue;
+		if (type == ETHERTYPE_ARP)
+			output_arp(c, k);
+		else if (fam == AF_INET6 && ip[6] == PROTO_ICMP6 && avail > IP6_LEN &&
+			 (ip[IP6_LEN] == ND_NS || ip[IP6_LEN] == ND_NA))
+			output_nd(c, k, ip, avail);
+		else if (fam == AF_INET && ip[9] == PROTO_GRE)
 			output_gre(c, k, fam, ip, avail);
 		else if (fam == AF_INET6 && ip[6] == PROTO_GRE)
 			output_gre(c, k, fam, ip, avail);
@@ -954,6 +1249,9 @@ check_fates(struct check *c)
 		if (in->fate == FATE_REPLY && in->reply < 0)
 			fail(c, "input %u (%s) got no too-big reply (MTU %u)", i + 1, in->desc,
 			     in->mtu);
+		if (in->fate == FATE_SLOW && strcmp(in->reason, "SLOW_ANSWERED") == 0 &&
+		    in->answer < 0)
+			fail(c, "input %u (%s) was not answered", i + 1, in->desc);
 	}
 }
 
@@ -1227,7 +1525,7 @@ main(int argc, char **argv)
 {
 	static struct check c;
 	static struct frame in[FRAMES_MAX];
-	unsigned fwd = 0, reply = 0, drop = 0, frag = 0;
+	unsigned fwd = 0, reply = 0, drop = 0, frag = 0, slow = 0, answer = 0;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: pcapcheck EXPECT IN.pcap OUT.pcap\n");
@@ -1244,10 +1542,13 @@ main(int argc, char **argv)
 		reply += c.in[i].fate == FATE_REPLY;
 		drop += c.in[i].fate == FATE_DROP;
 		frag += c.in[i].fate == FATE_FRAG;
+		slow += c.in[i].fate == FATE_SLOW;
+		answer += c.in[i].fate == FATE_SLOW &&
+			  strcmp(c.in[i].reason, "SLOW_ANSWERED") == 0;
 	}
 	printf("pcapcheck: %s: %u input frame(s): %u to forward, %u to fragment, %u to answer, "
-	       "%u to drop; %u output frame(s)\n", c.scenario, c.n_in, fwd, frag, reply, drop,
-	       c.n_out);
+	       "%u to drop, %u to the control thread (%u to answer); %u output frame(s)\n",
+	       c.scenario, c.n_in, fwd, frag, reply, drop, slow, answer, c.n_out);
 	classify_outputs(&c);
 	check_fates(&c);
 	check_fragments(&c);
@@ -1255,8 +1556,12 @@ main(int argc, char **argv)
 	check_spread(&c);
 	if (strcmp(c.scenario, "icmp") == 0)
 		check_icmp_flows(&c);
-	printf("  output: %u GRE (%u fragments), %u L2, %u too-big replies\n", c.gre, c.pieces,
-	       c.l2, c.replies);
+	printf("  output: %u GRE (%u fragments), %u L2, %u too-big replies, %u ARP replies, "
+	       "%u NAs, %u solicitations\n", c.gre, c.pieces, c.l2, c.replies, c.arp_replies,
+	       c.nd_adverts, c.solicits);
+	if (c.arp_replies + c.nd_adverts != answer)
+		fail(&c, "%u ARP replies and NAs, %u frames to answer", c.arp_replies + c.nd_adverts,
+		     answer);
 	if (c.errors > ERRORS_SHOWN)
 		fprintf(stderr, "pcapcheck: %s: ... %u more\n", c.scenario,
 			c.errors - ERRORS_SHOWN);

@@ -26,12 +26,36 @@
  *              exactly fits (not fragmented), and a piece whose fragments
  *              would pass the 13-bit offset (dropped: CANNOT_FRAGMENT)
  *   malformed  truncated and malformed frames of every kind the parser
- *              knows, then one good packet
+ *              knows (and tags on a port without a VLAN), then one good
+ *              packet
+ *   neigh      ARP and ND frames to the port, for the control thread: valid
+ *              ones (requests and solicitations for the node's address,
+ *              answered; for other addresses, ignored), one refused frame
+ *              per refusal reason, most of them claiming the gateway's
+ *              address at an attacker's MAC, and last the gateways' valid
+ *              ARP reply and NA (learnt); the config gives no gateway MAC,
+ *              so the dataplane resolves the gateways itself
+ *   neigh_after  the same frames with the gateways' valid answers first:
+ *              every refused frame comes after them, and the gateways'
+ *              MAC must still be the valid one at the end
+ *   martian    TCP and UDP to VIPs from sources no packet may come from (a
+ *              VIP, the node, multicast, broadcast, 0/8, loopback; ::, ::1,
+ *              ff00::/8), and a fragment from one; then good packets
+ *   vlan       the port on VLAN 100: frames tagged 100 (forwarded, answered,
+ *              fragmented, an ARP request and a solicitation answered, all
+ *              tagged 100 on the way out), untagged, tagged 200, two tags
+ *   jumbo      frames over the port's mbuf data room (9054 bytes; 3000),
+ *              which arrive as mbuf chains: too big for GRE (IPv4 with DF,
+ *              IPv6: a reply; IPv4 without DF: dropped CHAINED), whole to
+ *              l2 VIPs (no MTU there), an IPv6 packet whose extension
+ *              header runs past the first segment (dropped CHAINED)
  *
- * Every frame goes from ROUTER_MAC to the dataplane's port: DPDK's net_pcap
- * port 0, whose MAC the PMD derives from the port id (02:70:63:61:70:00),
- * or --dst-mac. Frames are padded to the 60-byte Ethernet minimum, as a NIC
- * delivers them. Addresses: 198.18.0.0/15 and 2001:db8::/32 only.
+ * Every frame goes from ROUTER_MAC to the dataplane's port (ARP and ND
+ * frames: from their sender, to broadcast or multicast as the case may be):
+ * DPDK's net_pcap port 0, whose MAC the PMD derives from the port id
+ * (02:70:63:61:70:00), or --dst-mac. Frames are padded to the 60-byte
+ * Ethernet minimum, as a NIC delivers them. Addresses: 198.18.0.0/15 and
+ * 2001:db8::/32 only (martian sources, link-local and multicast aside).
  *
  * EXPECT, one item per line ('#' starts a comment), read by pcapcheck and
  * check_pcap.sh:
@@ -40,6 +64,13 @@
  *                                   the tunnels' next hop (config gateway_mac)
  *   node ADDR4 ADDR6                the tunnels' outer source (config node)
  *   mtu MTU                         the port's MTU (config ports.mtu)
+ *   vlan VID                        the port's VLAN (config ports.vlan): every
+ *                                   frame out must carry one 802.1Q tag VID
+ *                                   (priority 0); none: untagged
+ *   neigh ADDR MAC                  gateway ADDR has no MAC in the config: the
+ *                                   dataplane solicits it (ARP requests, NS
+ *                                   from the port) and must end up with MAC
+ *                                   as the next hop of every backend behind it
  *   vip NAME ADDR PROTO PORT ENCAP HASH BACKEND...   the config's VIPs;
  *                                   an l2 backend is ADDR=MAC
  *   pkt N FATE [ARG]                frame N (from 1):
@@ -51,8 +82,15 @@
  *       frag K                      IPv4 without DF over the MTU once in its
  *                                   tunnel: split into K fragments (RFC 791),
  *                                   each in its own tunnel packet to the flow's
- *                                   backend (FRAGMENTED 1, TX_PACKETS K)
+ *                                   backend (FRAGMENTED 1, FORWARDED 1,
+ *                                   TX_MADE K - 1, TX_PACKETS K)
+ *       slow OUTCOME                an ARP or ND frame handed to the control
+ *                                   thread (SLOW_PATH), which counts it once
+ *                                   as OUTCOME: SLOW_ANSWERED (an ARP reply
+ *                                   or NA goes back), SLOW_LEARNT,
+ *                                   SLOW_IGNORED, or a refusal
  *   counter NAME VALUE              an event counter's expected total
+ *   control NAME VALUE              a control counter's (scope "control")
  *
  * Exits 0, 1 on an I/O error, 2 on bad arguments.
  */
@@ -72,7 +110,8 @@
 enum {
 	ETH_LEN = 14,
 	FRAME_MIN = 60,                 /* Ethernet minimum without FCS */
-	FRAME_MAX = 4096,
+	FRAME_MAX = 9216,               /* a 9054-byte jumbo frame and a tag */
+	VLAN_LEN = 4,
 	IP4_LEN = 20,
 	IP6_LEN = 40,
 	FRAG6_LEN = 8,
@@ -106,6 +145,8 @@ static const char ROUTER_MAC[] = "02:00:00:00:00:fe";
 static const char GATEWAY_MAC[] = "02:00:00:00:00:01";
 static const char NODE4[] = "198.18.0.10";
 static const char NODE6[] = "2001:db8::10";
+static const char GATEWAY4[] = "198.18.0.1";
+static const char GATEWAY6[] = "2001:db8::1";
 
 /* The VIPs of check_pcap.sh's config, which must say the same. */
 static const char *const vip_plan[] = {
@@ -153,6 +194,7 @@ enum fate {
 	FATE_REPLY,
 	FATE_DROP,
 	FATE_FRAG,
+	FATE_SLOW,
 };
 
 /* How far a frame gets: which event counters it moves. */
@@ -170,6 +212,8 @@ struct gen {
 	char *keys[KEYS_MAX];   /* distinct flow keys: NEW_FLOWS */
 	unsigned n_keys;
 	unsigned fragments, icmp_errors, replies, fragmented;
+	unsigned arp_replies, nd_adverts;   /* answers the control thread sends */
+	uint16_t tci;           /* 802.1Q tag on frames to the port; 0: none */
 };
 
 _Noreturn static void
@@ -404,6 +448,9 @@ emit_frame(struct gen *g, const uint8_t *frame, size_t len, enum fate fate,
 		expect_line("pkt %u frag %s # %s", g->n, reason, desc);
 		g->fragmented++;
 		break;
+	case FATE_SLOW:
+		expect_line("pkt %u slow %s # %s", g->n, reason, desc);
+		break;
 	}
 	if (key != NULL)
 		key_add(g, key);
@@ -411,14 +458,32 @@ emit_frame(struct gen *g, const uint8_t *frame, size_t len, enum fate fate,
 	g->icmp_errors += (flags & F_ICMP) != 0;
 }
 
-/* The Ethernet header of a frame to the port; returns its length. */
+/*
+ * The Ethernet header of a frame from src to dst, with the 802.1Q tag g->tci
+ * unless it is 0; returns its length.
+ */
+static size_t
+eth_make_to(const struct gen *g, uint8_t *frame, const uint8_t dst[6],
+	    const uint8_t src[6], uint16_t type)
+{
+	size_t l2 = ETH_LEN;
+
+	memcpy(frame, dst, 6);
+	memcpy(frame + 6, src, 6);
+	if (g->tci != 0) {
+		put16(frame + 12, ETHERTYPE_VLAN);
+		put16(frame + 14, g->tci);
+		l2 += VLAN_LEN;
+	}
+	put16(frame + l2 - 2, type);
+	return l2;
+}
+
+/* The Ethernet header of a frame from the router to the port. */
 static size_t
 eth_make(const struct gen *g, uint8_t *frame, uint16_t type)
 {
-	memcpy(frame, g->dst_mac, 6);
-	memcpy(frame + 6, g->src_mac, 6);
-	put16(frame + 12, type);
-	return ETH_LEN;
+	return eth_make_to(g, frame, g->dst_mac, g->src_mac, type);
 }
 
 /* Frame the IP packet ip[0..len), zero-padded to 60 bytes, and emit it. */
@@ -436,8 +501,12 @@ emit_ip(struct gen *g, const uint8_t *ip, size_t len, enum fate fate,
 		   flags, key, desc);
 }
 
+/*
+ * The header: vlan, the port's VLAN (0: untagged); resolve, gateways without
+ * a MAC in the config, which the dataplane must learn as GATEWAY_MAC.
+ */
 static void
-emit_header(const char *scenario, const char *port_mac)
+emit_header(const char *scenario, const char *port_mac, uint16_t vlan, bool resolve)
 {
 	expect_line("scenario %s", scenario);
 	expect_line("mac port %s", port_mac);
@@ -445,6 +514,12 @@ emit_header(const char *scenario, const char *port_mac)
 	expect_line("mac gateway %s", GATEWAY_MAC);
 	expect_line("node %s %s", NODE4, NODE6);
 	expect_line("mtu %u", PORT_MTU);
+	if (vlan != 0)
+		expect_line("vlan %u", vlan);
+	if (resolve) {
+		expect_line("neigh %s %s", GATEWAY4, GATEWAY_MAC);
+		expect_line("neigh %s %s", GATEWAY6, GATEWAY_MAC);
+	}
 	for (size_t i = 0; i < sizeof(vip_plan) / sizeof(vip_plan[0]); i++)
 		expect_line("vip %s", vip_plan[i]);
 }
@@ -457,6 +532,8 @@ emit_counters(const struct gen *g)
 	expect_line("counter ICMP_ERRORS %u", g->icmp_errors);
 	expect_line("counter TOO_BIG_SENT %u", g->replies);
 	expect_line("counter FRAGMENTED %u", g->fragmented);
+	expect_line("control ARP_REPLIES %u", g->arp_replies);
+	expect_line("control ND_ADVERTS %u", g->nd_adverts);
 }
 
 /* ------------------------------------------------------------ frags */
@@ -1017,7 +1094,11 @@ malformed_l2(struct gen *g)
 	put16(f + 14, 7);
 	put16(f + 16, ETHERTYPE_VLAN);
 	memcpy(f + 18, ip, n);
-	emit_frame(g, f, 18 + n, FATE_DROP, "BAD_ETHERTYPE", 0, NULL, "two 802.1Q tags");
+	emit_frame(g, f, 18 + n, FATE_DROP, "WRONG_VLAN", 0, NULL,
+		   "two 802.1Q tags on an untagged port");
+	put16(f + 16, ETHERTYPE_IPV6);
+	emit_frame(g, f, 18 + n, FATE_DROP, "WRONG_VLAN", 0, NULL,
+		   "802.1Q tag 7 on an untagged port");
 
 	/* ARP: htype 1, ptype IPv4, hlen 6, plen 4, oper 1, then addresses */
 	memset(ip, 0, 28);
@@ -1197,16 +1278,6 @@ malformed_others(struct gen *g)
 	drop_ip(g, ip, n, "NOT_VIP", "GRE to no VIP");
 }
 
-/* A 3000-byte frame: more than one mbuf; its first segment cuts the packet. */
-static void
-malformed_jumbo(struct gen *g)
-{
-	uint8_t ip[FRAME_MAX];
-	size_t n = good_tcp(ip, AF_INET, 1501, 3000 - ETH_LEN - IP4_LEN - TCP_LEN);
-
-	drop_ip(g, ip, n, "BAD_IP_LENGTH", "3000-byte frame over two mbufs");
-}
-
 static void
 scenario_malformed(struct gen *g)
 {
@@ -1218,10 +1289,570 @@ scenario_malformed(struct gen *g)
 	malformed_ip6(g);
 	malformed_l4(g);
 	malformed_others(g);
-	malformed_jumbo(g);
 	n = good_tcp(ip, AF_INET, 1999, 0);
 	emit_ip(g, ip, n, FATE_FWD, NULL, 0, "6 198.18.10.50 1999 198.18.1.1 80",
 		"the one good packet, last");
+}
+
+/* ------------------------------------------------------------ neigh */
+
+enum {
+	ARP_LEN = 28,
+	ARP_REQUEST = 1,
+	ARP_REPLY = 2,
+	ND_RS = 133,
+	ND_NS = 135,
+	ND_NA = 136,
+	ND_LEN = 24,                /* NS and NA before their options */
+	ND_OPT_SLLA = 1,            /* source link-layer address */
+	ND_OPT_TLLA = 2,            /* target link-layer address */
+	NA_SO = 0x60,               /* NA flags: solicited, override */
+	NA_O = 0x20,
+	VLAN_ID = 100,
+};
+
+static const char ATTACKER_MAC[] = "02:00:00:00:00:66";
+static const char OTHER_MAC[] = "02:00:00:00:00:99";    /* another host's */
+static const char BROADCAST[] = "ff:ff:ff:ff:ff:ff";
+static const char PORT[] = "port";                      /* the port's MAC */
+
+/*
+ * An ARP frame (RFC 826) and what the control thread makes of it. eth_dst
+ * NULL: broadcast (a request) or the port (a reply); eth_src NULL: the
+ * sender MAC. A reply's target is the port's MAC.
+ */
+struct arp_frame {
+	const char *eth_dst, *eth_src;
+	uint16_t oper;
+	const char *sender_mac, *sender_ip, *target_ip;
+	const char *outcome, *desc;
+};
+
+/*
+ * An NS, NA or RS (RFC 4861) and what the control thread makes of it. The
+ * checksum is right, the hop limit 255, the Ethernet destination the
+ * port's MAC for a unicast destination and 33:33 + its last 4 bytes for a
+ * multicast one, the source the option's MAC (or the router's), unless
+ * said otherwise.
+ */
+struct nd_frame {
+	uint8_t type, code, flags;  /* flags: NA's first byte */
+	uint8_t hop_limit;          /* 0: 255 */
+	const char *src, *dst, *target;
+	uint8_t opt;                /* ND_OPT_SLLA / _TLLA; 0: no option */
+	int8_t opt_units;           /* its length field: 0: 1 (a MAC), -1: 0 */
+	const char *opt_mac;
+	const char *eth_dst;
+	uint8_t icmp_len;           /* 0: the whole message; else cut to it */
+	bool bad_checksum;
+	const char *outcome, *desc;
+};
+
+/* MAC string s (PORT: the port's) into mac. */
+static void
+mac_of(const struct gen *g, const char *s, uint8_t mac[6])
+{
+	if (s == PORT)
+		memcpy(mac, g->dst_mac, 6);
+	else if (!mac_parse(s, mac))
+		die("bad MAC '%s'", s);
+}
+
+/* The Ethernet frame of payload p[0..len), padded to 60 bytes, into f. */
+static size_t
+frame_make(const struct gen *g, uint8_t *f, const uint8_t dst[6], const uint8_t src[6],
+	   uint16_t type, const uint8_t *p, size_t len)
+{
+	size_t l2 = eth_make_to(g, f, dst, src, type);
+
+	memset(f + l2, 0, FRAME_MIN);
+	memcpy(f + l2, p, len);
+	return l2 + len < FRAME_MIN ? FRAME_MIN : l2 + len;
+}
+
+/* The frame of a into f; returns its length. */
+static size_t
+arp_make(const struct gen *g, const struct arp_frame *a, uint8_t *f)
+{
+	struct addr sip = addr_of(a->sender_ip), tip = addr_of(a->target_ip);
+	uint8_t arp[ARP_LEN] = { 0 }, dst[6], src[6];
+
+	mac_of(g, a->eth_dst != NULL ? a->eth_dst : a->oper == ARP_REQUEST ? BROADCAST : PORT,
+	       dst);
+	mac_of(g, a->eth_src != NULL ? a->eth_src : a->sender_mac, src);
+	put16(arp, 1);
+	put16(arp + 2, ETHERTYPE_IPV4);
+	arp[4] = 6;
+	arp[5] = 4;
+	put16(arp + 6, a->oper);
+	mac_of(g, a->sender_mac, arp + 8);
+	memcpy(arp + 14, sip.b, 4);
+	if (a->oper == ARP_REPLY)
+		memcpy(arp + 18, g->dst_mac, 6);
+	memcpy(arp + 24, tip.b, 4);
+	return frame_make(g, f, dst, src, ETHERTYPE_ARP, arp, sizeof(arp));
+}
+
+/*
+ * Emit frame f (len bytes) for the control thread, which counts it as
+ * outcome; *answers counts the questions (request) it answers.
+ */
+static void
+emit_slow(struct gen *g, const uint8_t *f, size_t len, bool request, const char *outcome,
+	  const char *desc, unsigned *answers)
+{
+	*answers += request && strcmp(outcome, "SLOW_ANSWERED") == 0;
+	emit_frame(g, f, len, FATE_SLOW, outcome, 0, NULL, desc);
+}
+
+static void
+emit_arp(struct gen *g, const struct arp_frame *a)
+{
+	uint8_t f[FRAME_MAX];
+	size_t len = arp_make(g, a, f);
+
+	emit_slow(g, f, len, a->oper == ARP_REQUEST, a->outcome, a->desc, &g->arp_replies);
+}
+
+/* The frame of n into f; returns its length. */
+static size_t
+nd_make(const struct gen *g, const struct nd_frame *n, uint8_t *f)
+{
+	struct addr src = addr_of(n->src), dst = addr_of(n->dst);
+	struct ipopt o = { .ttl = n->hop_limit != 0 ? n->hop_limit : 255 };
+	uint8_t icmp[64] = { 0 }, ip[128], eth_dst[6], eth_src[6];
+	size_t len = n->type == ND_RS ? ICMP_LEN : ND_LEN;
+
+	icmp[0] = n->type;
+	icmp[1] = n->code;
+	icmp[4] = n->flags;
+	if (n->target != NULL)
+		memcpy(icmp + ICMP_LEN, addr_of(n->target).b, 16);
+	if (n->opt != 0) {
+		icmp[len] = n->opt;
+		icmp[len + 1] = (uint8_t)(n->opt_units < 0 ? 0 : n->opt_units == 0 ? 1 :
+					  n->opt_units);
+		mac_of(g, n->opt_mac, icmp + len + 2);
+		len += 8;
+	}
+	if (n->icmp_len != 0)
+		len = n->icmp_len;
+	put16(icmp + 2, l4_csum(&src, &dst, PROTO_ICMP6, icmp, len));
+	if (n->bad_checksum)
+		icmp[3] ^= 0x55;
+	len = ip_make(ip, &src, &dst, PROTO_ICMP6, &o, icmp, len);
+	if (n->eth_dst != NULL) {
+		mac_of(g, n->eth_dst, eth_dst);
+	} else if (dst.b[0] == 0xff) {
+		eth_dst[0] = eth_dst[1] = 0x33;
+		memcpy(eth_dst + 2, dst.b + 12, 4);
+	} else {
+		memcpy(eth_dst, g->dst_mac, 6);
+	}
+	mac_of(g, n->opt_mac != NULL ? n->opt_mac : ROUTER_MAC, eth_src);
+	return frame_make(g, f, eth_dst, eth_src, ETHERTYPE_IPV6, ip, len);
+}
+
+static void
+emit_nd(struct gen *g, const struct nd_frame *n)
+{
+	uint8_t f[FRAME_MAX];
+	size_t len = nd_make(g, n, f);
+
+	emit_slow(g, f, len, n->type == ND_NS, n->outcome, n->desc, &g->nd_adverts);
+}
+
+/* Valid frames: answered (the node's addresses) or ignored (the rest). */
+static const struct arp_frame arp_valid[] = {
+	{ NULL, NULL, ARP_REQUEST, "02:00:00:00:00:50", "198.18.0.50", NODE4, "SLOW_ANSWERED",
+	  "ARP request for the node's address, broadcast" },
+	{ PORT, NULL, ARP_REQUEST, "02:00:00:00:00:51", "198.18.0.51", NODE4, "SLOW_ANSWERED",
+	  "ARP request for the node's address, unicast to the port" },
+	{ NULL, NULL, ARP_REQUEST, "02:00:00:00:00:50", "198.18.0.50", "198.18.0.77",
+	  "SLOW_IGNORED", "ARP request for another host's address" },
+	{ NULL, NULL, ARP_REQUEST, "02:00:00:00:00:50", "198.18.0.50", "198.18.1.1",
+	  "SLOW_IGNORED", "ARP request for a VIP this node does not own" },
+	{ NULL, NULL, ARP_REQUEST, "02:00:00:00:00:52", "198.18.0.52", "198.18.0.52",
+	  "SLOW_IGNORED", "gratuitous ARP from a host no tunnel needs" },
+};
+
+static const struct nd_frame nd_valid[] = {
+	{ ND_NS, 0, 0, 0, "2001:db8::50", "ff02::1:ff00:10", NODE6, ND_OPT_SLLA, 0,
+	  "02:00:00:00:00:50", NULL, 0, false, "SLOW_ANSWERED",
+	  "NS for the node's address to its solicited-node address" },
+	{ ND_NS, 0, 0, 0, "2001:db8::51", NODE6, NODE6, ND_OPT_SLLA, 0,
+	  "02:00:00:00:00:51", NULL, 0, false, "SLOW_ANSWERED",
+	  "NS for the node's address, unicast" },
+	{ ND_NS, 0, 0, 0, "::", "ff02::1:ff00:10", NODE6, 0, 0, NULL, NULL, 0, false,
+	  "SLOW_ANSWERED", "duplicate address detection NS for the node's address: "
+	  "answered to all-nodes" },
+	{ ND_NS, 0, 0, 0, "2001:db8::50", "ff02::1:ff00:77", "2001:db8::77", ND_OPT_SLLA, 0,
+	  "02:00:00:00:00:50", NULL, 0, false, "SLOW_IGNORED", "NS for another host's address" },
+	{ ND_NS, 0, 0, 0, "2001:db8::50", "ff02::1:ff00:1", "2001:db8:1::1", ND_OPT_SLLA, 0,
+	  "02:00:00:00:00:50", NULL, 0, false, "SLOW_IGNORED",
+	  "NS for a VIP this node does not own" },
+	{ ND_NA, 0, NA_O, 0, "2001:db8::52", "ff02::1", "2001:db8::52", ND_OPT_TLLA, 0,
+	  "02:00:00:00:00:52", NULL, 0, false, "SLOW_IGNORED",
+	  "unsolicited NA from a host no tunnel needs" },
+	{ ND_RS, 0, 0, 0, "fe80::50", "ff02::2", NULL, ND_OPT_SLLA, 0, "02:00:00:00:00:50",
+	  NULL, 0, false, "SLOW_IGNORED", "router solicitation: no router here" },
+};
+
+/* The gateways' answers, from their real MAC: learnt. */
+static const struct arp_frame arp_gateway = {
+	PORT, NULL, ARP_REPLY, GATEWAY_MAC, GATEWAY4, NODE4, "SLOW_LEARNT",
+	"ARP reply from the gateway: learnt",
+};
+
+static const struct nd_frame nd_gateway = {
+	ND_NA, 0, NA_SO, 0, GATEWAY6, NODE6, GATEWAY6, ND_OPT_TLLA, 0, GATEWAY_MAC, NULL, 0,
+	false, "SLOW_LEARNT", "NA from the gateway: learnt",
+};
+
+/* Refused ARP: most claim the gateway's address at the attacker's MAC. */
+static const struct arp_frame arp_refused[] = {
+	{ NULL, NULL, 3, ATTACKER_MAC, GATEWAY4, NODE4, "ARP_BAD_OPER",
+	  "ARP operation 3 claiming the gateway" },
+	{ PORT, ATTACKER_MAC, ARP_REPLY, "01:00:5e:00:00:01", GATEWAY4, NODE4,
+	  "ARP_BAD_SENDER_MAC", "ARP reply: the gateway at a multicast MAC" },
+	{ PORT, ATTACKER_MAC, ARP_REPLY, BROADCAST, GATEWAY4, NODE4, "ARP_BAD_SENDER_MAC",
+	  "ARP reply: the gateway at the broadcast MAC" },
+	{ PORT, ATTACKER_MAC, ARP_REPLY, "00:00:00:00:00:00", GATEWAY4, NODE4,
+	  "ARP_BAD_SENDER_MAC", "ARP reply: the gateway at MAC zero" },
+	{ NULL, NULL, ARP_REQUEST, ATTACKER_MAC, "0.0.0.0", NODE4, "ARP_BAD_SENDER_IP",
+	  "ARP probe (sender 0.0.0.0) for the node's address" },
+	{ NULL, NULL, ARP_REQUEST, ATTACKER_MAC, "127.0.0.1", NODE4, "ARP_BAD_SENDER_IP",
+	  "ARP request from 127.0.0.1 for the node's address" },
+	{ NULL, NULL, ARP_REQUEST, ATTACKER_MAC, "224.0.0.1", NODE4, "ARP_BAD_SENDER_IP",
+	  "ARP request from 224.0.0.1 for the node's address" },
+	{ NULL, NULL, ARP_REQUEST, ATTACKER_MAC, "255.255.255.255", NODE4,
+	  "ARP_BAD_SENDER_IP", "ARP request from 255.255.255.255 for the node's address" },
+	{ OTHER_MAC, NULL, ARP_REPLY, ATTACKER_MAC, GATEWAY4, NODE4, "SLOW_OTHER_HOST",
+	  "ARP reply claiming the gateway, to another host's MAC" },
+};
+
+/* Refused ND: most are NAs claiming the gateway at the attacker's MAC. */
+static const struct nd_frame nd_refused[] = {
+	{ ND_NA, 7, NA_SO, 63, "2001:db8:ff::66", NODE6, GATEWAY6, ND_OPT_TLLA, 0,
+	  ATTACKER_MAC, NULL, 0, true, "ND_BAD_HOP_LIMIT", "NA claiming the gateway from "
+	  "off the link: hop limit 63, code 7, checksum wrong" },
+	{ ND_NA, 0, NA_SO, 254, GATEWAY6, NODE6, GATEWAY6, ND_OPT_TLLA, 0, ATTACKER_MAC, NULL,
+	  0, false, "ND_BAD_HOP_LIMIT", "NA claiming the gateway, hop limit 254" },
+	{ ND_NS, 0, 0, 64, GATEWAY6, "ff02::1:ff00:10", NODE6, ND_OPT_SLLA, 0, ATTACKER_MAC,
+	  NULL, 0, false, "ND_BAD_HOP_LIMIT", "NS from the gateway's address, hop limit 64" },
+	{ ND_NA, 7, NA_SO, 0, GATEWAY6, NODE6, GATEWAY6, ND_OPT_TLLA, 0, ATTACKER_MAC, NULL,
+	  0, false, "ND_BAD_CODE", "NA claiming the gateway, code 7" },
+	{ ND_NA, 0, NA_SO, 0, GATEWAY6, NODE6, GATEWAY6, ND_OPT_TLLA, 0, ATTACKER_MAC, NULL,
+	  0, true, "ND_BAD_CHECKSUM", "NA claiming the gateway, checksum wrong" },
+	{ ND_NA, 0, NA_SO, 0, GATEWAY6, NODE6, GATEWAY6, 0, 0, ATTACKER_MAC, NULL, 20, false,
+	  "ND_BAD_LENGTH", "NA of 20 bytes" },
+	{ ND_NA, 0, NA_SO, 0, GATEWAY6, NODE6, "ff02::1", ND_OPT_TLLA, 0, ATTACKER_MAC, NULL,
+	  0, false, "ND_TARGET_MULTICAST", "NA for target ff02::1" },
+	{ ND_NA, 0, NA_SO, 0, GATEWAY6, NODE6, GATEWAY6, ND_OPT_TLLA, -1, ATTACKER_MAC, NULL,
+	  0, false, "ND_BAD_OPTION", "NA claiming the gateway, an option of length 0" },
+	{ ND_NA, 0, NA_SO, 0, GATEWAY6, NODE6, GATEWAY6, ND_OPT_TLLA, 2, ATTACKER_MAC, NULL,
+	  0, false, "ND_BAD_OPTION", "NA claiming the gateway, an option past the message" },
+	{ ND_NA, 0, NA_O, 0, "ff02::1", NODE6, GATEWAY6, ND_OPT_TLLA, 0, ATTACKER_MAC, NULL,
+	  0, false, "ND_BAD_SOURCE", "NA claiming the gateway from source ff02::1" },
+	{ ND_NS, 0, 0, 0, "::", NODE6, NODE6, 0, 0, NULL, NULL, 0, false,
+	  "ND_DAD_NOT_SOLICITED_NODE", "NS from :: to the node's unicast address" },
+	{ ND_NS, 0, 0, 0, "::", "ff02::1:ff00:10", NODE6, ND_OPT_SLLA, 0, ATTACKER_MAC, NULL,
+	  0, false, "ND_DAD_WITH_SLLAO", "NS from :: with a source link-layer option" },
+	{ ND_NA, 0, NA_SO, 0, GATEWAY6, "ff02::1", GATEWAY6, ND_OPT_TLLA, 0, ATTACKER_MAC,
+	  NULL, 0, false, "ND_SOLICITED_MULTICAST",
+	  "NA claiming the gateway, solicited flag, to ff02::1" },
+	{ ND_NA, 0, NA_SO, 0, GATEWAY6, NODE6, GATEWAY6, ND_OPT_TLLA, 0, ATTACKER_MAC,
+	  OTHER_MAC, 0, false, "SLOW_OTHER_HOST",
+	  "NA claiming the gateway, to another host's MAC" },
+};
+
+/* The ARP frames a[0..n_arp), then the ND frames nd[0..n_nd). */
+static void
+emit_neigh(struct gen *g, const struct arp_frame *a, size_t n_arp, const struct nd_frame *nd,
+	   size_t n_nd)
+{
+	for (size_t i = 0; i < n_arp; i++)
+		emit_arp(g, &a[i]);
+	for (size_t i = 0; i < n_nd; i++)
+		emit_nd(g, &nd[i]);
+}
+
+static void
+neigh_valid(struct gen *g)
+{
+	emit_neigh(g, arp_valid, sizeof(arp_valid) / sizeof(arp_valid[0]), nd_valid,
+		   sizeof(nd_valid) / sizeof(nd_valid[0]));
+}
+
+static void
+neigh_refused(struct gen *g)
+{
+	emit_neigh(g, arp_refused, sizeof(arp_refused) / sizeof(arp_refused[0]), nd_refused,
+		   sizeof(nd_refused) / sizeof(nd_refused[0]));
+}
+
+/* Refused frames first, the gateways' answers last. */
+static void
+scenario_neigh(struct gen *g)
+{
+	neigh_valid(g);
+	neigh_refused(g);
+	emit_arp(g, &arp_gateway);
+	emit_nd(g, &nd_gateway);
+}
+
+/* The gateways' answers first: a refused frame learnt would replace them. */
+static void
+scenario_neigh_after(struct gen *g)
+{
+	emit_arp(g, &arp_gateway);
+	emit_nd(g, &nd_gateway);
+	neigh_valid(g);
+	neigh_refused(g);
+}
+
+/* ---------------------------------------------------------- martian */
+
+/* Sources no packet may come from (RFC 1122 3.2.1.3, RFC 4291 2.5). */
+static const char *const martians[] = {
+	"198.18.1.1",           /* a VIP */
+	"198.18.1.2",           /* an l2 VIP */
+	"198.18.0.10",          /* the node */
+	"224.0.0.5",            /* multicast */
+	"239.1.2.3",
+	"255.255.255.255",
+	"0.0.0.0",
+	"0.1.2.3",              /* 0.0.0.0/8 */
+	"127.0.0.1",
+	"127.9.9.9",
+	"2001:db8:1::1",        /* a VIP */
+	"2001:db8::10",         /* the node */
+	"::",
+	"::1",
+	"ff02::1",
+	"ff0e::1234",
+};
+
+static void
+scenario_martian(struct gen *g)
+{
+	uint8_t ip[FRAME_MAX], l4[FRAME_MAX];
+	struct ipopt o = { .df = true };
+	char desc[160];
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(martians) / sizeof(martians[0]); i++) {
+		struct addr c = addr_of(martians[i]);
+		bool v4 = c.family == AF_INET;
+		struct addr tcp = addr_of(v4 ? "198.18.1.1" : "2001:db8:1::1");
+		struct addr udp = addr_of(v4 ? "198.18.1.2" : "2001:db8:1::2");
+
+		o.id = (uint16_t)(7000 + i);
+		n = tcp_make(l4, &c, &tcp, (uint16_t)(7000 + i), 80, TCP_SYN, 0, 7000 + (uint32_t)i);
+		n = ip_make(ip, &c, &tcp, PROTO_TCP, &o, l4, n);
+		snprintf(desc, sizeof(desc), "TCP SYN to a VIP from %s", martians[i]);
+		drop_ip(g, ip, n, "BAD_SOURCE", desc);
+		n = udp_make(l4, &c, &udp, (uint16_t)(7100 + i), 5000, 20, 7100 + (uint32_t)i);
+		n = ip_make(ip, &c, &udp, PROTO_UDP, &o, l4, n);
+		snprintf(desc, sizeof(desc), "UDP to an l2 VIP from %s", martians[i]);
+		drop_ip(g, ip, n, "BAD_SOURCE", desc);
+	}
+	{
+		struct datagram d = { .client = addr_of("127.0.0.1"),
+				      .vip = addr_of("198.18.1.1"), .proto = PROTO_UDP,
+				      .id = 7200 };
+
+		d.l4_len = udp_make(d.l4, &d.client, &d.vip, 7200, 53, FRAG_DATA, d.id);
+		n = fragment_make(ip, &d, 0);
+		drop_ip(g, ip, n, "BAD_SOURCE", "first fragment to a VIP from 127.0.0.1");
+	}
+	n = good_tcp(ip, AF_INET, 7300, 0);
+	emit_ip(g, ip, n, FATE_FWD, NULL, 0, "6 198.18.10.50 7300 198.18.1.1 80",
+		"a good IPv4 packet, last but one");
+	n = good_tcp(ip, AF_INET6, 7301, 0);
+	emit_ip(g, ip, n, FATE_FWD, NULL, 0, "6 2001:db8:10::50 7301 2001:db8:1::1 80",
+		"a good IPv6 packet, last");
+}
+
+/* -------------------------------------------------------- vlan, jumbo */
+
+/* A flow to each TCP VIP, and a client for the l2 VIPs. */
+struct targets {
+	struct flow f4, f6;         /* client .N to tcp4 and tcp6, port cport */
+	struct addr c4, c6;         /* client .N + 2 */
+	struct addr l2v4, l2v6;     /* udp4l2 and udp6l2 */
+};
+
+static struct targets
+targets_make(unsigned n, uint16_t cport)
+{
+	char a4[INET_ADDRSTRLEN], a6[INET6_ADDRSTRLEN], b4[INET_ADDRSTRLEN],
+	     b6[INET6_ADDRSTRLEN];
+	struct targets t;
+
+	snprintf(a4, sizeof(a4), "198.18.10.%u", n);
+	snprintf(a6, sizeof(a6), "2001:db8:10::%u", n);
+	snprintf(b4, sizeof(b4), "198.18.10.%u", n + 2);
+	snprintf(b6, sizeof(b6), "2001:db8:10::%u", n + 2);
+	t.f4 = (struct flow){ .client = addr_of(a4), .vip = addr_of("198.18.1.1"),
+			      .cport = cport, .vport = 80 };
+	t.f6 = (struct flow){ .client = addr_of(a6), .vip = addr_of("2001:db8:1::1"),
+			      .cport = cport, .vport = 80 };
+	t.c4 = addr_of(b4);
+	t.c6 = addr_of(b6);
+	t.l2v4 = addr_of("198.18.1.2");
+	t.l2v6 = addr_of("2001:db8:1::2");
+	return t;
+}
+
+/* Tagged frames the port takes: forwarded, answered, fragmented. */
+static void
+vlan_tagged(struct gen *g)
+{
+	struct targets t = targets_make(60, 8000);
+	struct flow f4 = t.f4, f6 = t.f6;
+	struct ipopt o = { .df = true, .id = 8000 }, nodf = { .id = 8001 };
+
+	emit_tcp(g, &f4, TCP_SYN, 0, 8000, &o, FATE_FWD, NULL, "tagged 100: IPv4 TCP SYN");
+	emit_tcp(g, &f6, TCP_SYN, 0, 8000, &o, FATE_FWD, NULL, "tagged 100: IPv6 TCP SYN");
+	emit_udp(g, &t.c4, 8002, &t.l2v4, 5000, 40, 8002, &o, "tagged 100: UDP to an l2 VIP");
+	emit_udp(g, &t.c6, 8003, &t.l2v6, 5000, 40, 8003, &o,
+		 "tagged 100: IPv6 UDP to an l2 VIP");
+	g->tci = 3 << 13 | VLAN_ID;
+	f4.cport = 8004;
+	emit_tcp(g, &f4, TCP_SYN, 0, 8004, &o, FATE_FWD, NULL,
+		 "tagged 100 with priority 3: IPv4 TCP SYN");
+	g->tci = VLAN_ID;
+	f4.cport = 8005;
+	emit_tcp(g, &f4, TCP_ACK, PORT_MTU - IP4_LEN - TCP_LEN, 8005, &o, FATE_REPLY,
+		 too_big_mtu(&f4.vip), "tagged 100: IPv4 DF, 1500 bytes: too big, a reply");
+	f6.cport = 8006;
+	emit_tcp(g, &f6, TCP_ACK, PORT_MTU - IP6_LEN - TCP_LEN, 8006, &o, FATE_REPLY,
+		 too_big_mtu(&f6.vip), "tagged 100: IPv6, 1500 bytes: too big, a reply");
+	f4.client = t.c4;
+	f4.cport = 8007;
+	emit_tcp(g, &f4, TCP_ACK, PORT_MTU - IP4_LEN - TCP_LEN, 8007, &nodf, FATE_FRAG, "2",
+		 "tagged 100: IPv4 without DF, 1500 bytes: 2 fragments");
+	emit_arp(g, &arp_valid[0]);
+	emit_nd(g, &nd_valid[0]);
+}
+
+/* Frames with the wrong tags, or none. */
+static void
+vlan_wrong(struct gen *g)
+{
+	uint8_t f[FRAME_MAX], ip[FRAME_MAX];
+	size_t n = good_tcp(ip, AF_INET, 8100, 0), l2;
+
+	g->tci = 0;
+	drop_ip(g, ip, n, "WRONG_VLAN", "untagged IPv4 TCP SYN on a port of VLAN 100");
+	n = arp_make(g, &arp_valid[0], f);
+	emit_frame(g, f, n, FATE_DROP, "WRONG_VLAN", 0, NULL,
+		   "untagged ARP request for the node's address");
+	g->tci = 200;
+	n = good_tcp(ip, AF_INET, 8101, 0);
+	drop_ip(g, ip, n, "WRONG_VLAN", "IPv4 TCP SYN tagged 200");
+	n = nd_make(g, &nd_valid[0], f);
+	emit_frame(g, f, n, FATE_DROP, "WRONG_VLAN", 0, NULL,
+		   "NS for the node's address tagged 200");
+	g->tci = VLAN_ID;
+	for (unsigned inner = 0; inner < 2; inner++) {
+		n = good_tcp(ip, AF_INET6, (uint16_t)(8102 + inner), 0);
+		l2 = eth_make_to(g, f, g->dst_mac, g->src_mac, ETHERTYPE_VLAN);
+		put16(f + l2, inner == 0 ? VLAN_ID : 200);
+		put16(f + l2 + 2, ETHERTYPE_IPV6);
+		memcpy(f + l2 + VLAN_LEN, ip, n);
+		emit_frame(g, f, l2 + VLAN_LEN + n, FATE_DROP, "WRONG_VLAN", 0, NULL,
+			   inner == 0 ? "two tags, 100 and 100" : "two tags, 100 and 200");
+	}
+}
+
+static void
+scenario_vlan(struct gen *g)
+{
+	uint8_t ip[FRAME_MAX];
+	size_t n;
+
+	vlan_tagged(g);
+	vlan_wrong(g);
+	g->tci = VLAN_ID;
+	n = good_tcp(ip, AF_INET, 8199, 0);
+	emit_ip(g, ip, n, FATE_FWD, NULL, 0, "6 198.18.10.50 8199 198.18.1.1 80",
+		"tagged 100: the good packet, last");
+}
+
+enum {
+	JUMBO_FRAME = 9054,         /* bytes of Ethernet frame */
+	JUMBO_IP = JUMBO_FRAME - ETH_LEN,
+	EXT_MAX = 2048,             /* the longest IPv6 extension header */
+};
+
+/*
+ * An IPv6 TCP SYN behind a destination options header of EXT_MAX bytes
+ * (PadN options): its TCP header lies past the first mbuf of the chain.
+ */
+static void
+jumbo_long_header(struct gen *g)
+{
+	static uint8_t ext[EXT_MAX];
+	struct addr c = addr_of("2001:db8:10::71"), v = addr_of("2001:db8:1::1");
+	struct ipopt o = { .ext6 = ext, .ext6_len = sizeof(ext), .ext6_first = EXT_DEST };
+	uint8_t ip[FRAME_MAX], l4[64];
+	size_t n, at = 2;
+
+	memset(ext, 0, sizeof(ext));
+	ext[0] = PROTO_TCP;
+	ext[1] = EXT_MAX / 8 - 1;
+	while (at < sizeof(ext)) {
+		size_t pad = sizeof(ext) - at < 257 ? sizeof(ext) - at : 257;
+
+		if (sizeof(ext) - at - pad == 1)        /* no room left for one more */
+			pad--;
+		ext[at] = 1;                            /* PadN */
+		ext[at + 1] = (uint8_t)(pad - 2);
+		at += pad;
+	}
+	n = tcp_make(l4, &c, &v, 9100, 80, TCP_SYN, 0, 9100);
+	n = ip_make(ip, &c, &v, PROTO_TCP, &o, l4, n);
+	drop_ip(g, ip, n, "CHAINED", "IPv6 TCP SYN behind a 2048-byte destination options "
+		"header: its TCP header past the first mbuf");
+}
+
+static void
+scenario_jumbo(struct gen *g)
+{
+	struct targets t = targets_make(70, 9000);
+	struct flow f4 = t.f4, f6 = t.f6;
+	struct ipopt df = { .df = true, .id = 9000 }, nodf = { .id = 9001 };
+	uint8_t ip[FRAME_MAX];
+	size_t n;
+
+	emit_tcp(g, &f4, TCP_ACK, JUMBO_IP - IP4_LEN - TCP_LEN, 9000, &df, FATE_REPLY,
+		 too_big_mtu(&f4.vip), "9054-byte frame, IPv4 DF to a GRE VIP: a reply");
+	emit_tcp(g, &f6, TCP_ACK, JUMBO_IP - IP6_LEN - TCP_LEN, 9000, &df, FATE_REPLY,
+		 too_big_mtu(&f6.vip), "9054-byte frame, IPv6 to a GRE VIP: a reply");
+	f4.cport = 9001;
+	emit_tcp(g, &f4, TCP_ACK, JUMBO_IP - IP4_LEN - TCP_LEN, 9001, &nodf, FATE_DROP,
+		 "CHAINED", "9054-byte frame, IPv4 without DF to a GRE VIP: not fragmented "
+		 "from a chain");
+	f4.cport = 9002;
+	df.id = 9002;
+	emit_tcp(g, &f4, TCP_ACK, 3000 - ETH_LEN - IP4_LEN - TCP_LEN, 9002, &df, FATE_REPLY,
+		 too_big_mtu(&f4.vip), "3000-byte frame over two mbufs, IPv4 DF: a reply");
+	nodf.id = 9003;
+	emit_udp(g, &t.c4, 9003, &t.l2v4, 5000, JUMBO_IP - IP4_LEN - UDP_LEN, 9003, &nodf,
+		 "9054-byte frame, IPv4 without DF to an l2 VIP: forwarded whole");
+	emit_udp(g, &t.c4, 9004, &t.l2v4, 5000, JUMBO_IP - IP4_LEN - UDP_LEN, 9004, &df,
+		 "9054-byte frame, IPv4 DF to an l2 VIP: forwarded whole");
+	emit_udp(g, &t.c6, 9005, &t.l2v6, 5000, JUMBO_IP - IP6_LEN - UDP_LEN, 9005, &df,
+		 "9054-byte frame, IPv6 to an l2 VIP: forwarded whole");
+	nodf.id = 9006;
+	emit_udp(g, &t.c4, 9006, &t.l2v4, 5000, 1600, 9006, &nodf,
+		 "1642-byte frame, IPv4 without DF to an l2 VIP: forwarded whole");
+	jumbo_long_header(g);
+	n = good_tcp(ip, AF_INET, 9099, 0);
+	emit_ip(g, ip, n, FATE_FWD, NULL, 0, "6 198.18.10.50 9099 198.18.1.1 80",
+		"a small good packet, last");
 }
 
 /* --------------------------------------------------------------- main */
@@ -1229,19 +1860,27 @@ scenario_malformed(struct gen *g)
 static const struct {
 	const char *name;
 	void (*run)(struct gen *g);
+	uint16_t vlan;          /* the port's VLAN; 0: untagged */
+	bool resolve;           /* no gateway MACs in the config */
 } scenarios[] = {
-	{ "frags4", scenario_frags4 },
-	{ "frags6", scenario_frags6 },
-	{ "icmp", scenario_icmp },
-	{ "toobig", scenario_toobig },
-	{ "malformed", scenario_malformed },
+	{ "frags4", scenario_frags4, 0, false },
+	{ "frags6", scenario_frags6, 0, false },
+	{ "icmp", scenario_icmp, 0, false },
+	{ "toobig", scenario_toobig, 0, false },
+	{ "malformed", scenario_malformed, 0, false },
+	{ "neigh", scenario_neigh, 0, true },
+	{ "neigh_after", scenario_neigh_after, 0, true },
+	{ "martian", scenario_martian, 0, false },
+	{ "vlan", scenario_vlan, VLAN_ID, false },
+	{ "jumbo", scenario_jumbo, 0, false },
 };
 
 static int
 usage(void)
 {
 	fprintf(stderr, "usage: pcapgen [--dst-mac MAC] SCENARIO OUT.pcap > EXPECT\n"
-		"scenarios: frags4 frags6 icmp toobig malformed\n");
+		"scenarios: frags4 frags6 icmp toobig malformed neigh neigh_after "
+		"martian vlan jumbo\n");
 	return 2;
 }
 
@@ -1268,7 +1907,8 @@ main(int argc, char **argv)
 		g.dump = pcap_dump_open(g.pcap, argv[i + 1]);
 		if (g.dump == NULL)
 			die("%s: %s", argv[i + 1], pcap_geterr(g.pcap));
-		emit_header(argv[i], dst_mac);
+		emit_header(argv[i], dst_mac, scenarios[s].vlan, scenarios[s].resolve);
+		g.tci = scenarios[s].vlan;
 		scenarios[s].run(&g);
 		emit_counters(&g);
 		if (pcap_dump_flush(g.dump) != 0 || fflush(stdout) != 0)
