@@ -252,7 +252,9 @@ flowtab_due_lower(struct flowtab *t, const struct flowtab_entry *e, uint32_t at)
  * it, or NULL with errno set: EINVAL for a capacity of 0 or over
  * FLOWTAB_CAPACITY_MAX, a timeout of 0 or over FLOWTAB_TIMEOUT_MAX, or
  * refresh_ms over FLOWTAB_TIMEOUT_MAX; ENOMEM. The caller owns the table and
- * frees it with flowtab_destroy(). Any thread (it is the only allocation).
+ * frees it with flowtab_destroy(). Any thread (it is the only allocation);
+ * its pages are first written here, so under the default NUMA policy they
+ * sit on the calling thread's node: call it on the thread that owns the table.
  */
 struct flowtab *flowtab_create(const struct flowtab_params *p);
 
