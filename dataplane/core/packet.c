@@ -221,11 +221,10 @@ pkt_parse_icmp6(const uint8_t *ip, const uint8_t *icmp, uint32_t icmp_len,
 		m->kind = PKT_KIND_ICMP_OTHER;
 		return true;
 	}
-	if (type == 135 || type == 136) {
-		if (icmp_len < PKT_ND_NS_LEN)
-			return pkt_drop(why, DP_DROP_BAD_L4);
+	/* A short NS/NA has no target: key.vip stays the destination, and
+	 * the control thread refuses it by its own reason (ndisc.h). */
+	if ((type == 135 || type == 136) && icmp_len >= PKT_ND_NS_LEN)
 		memcpy(m->key.vip, icmp + PKT_ND_TARGET, 16);
-	}
 	m->kind = PKT_KIND_ND;
 	return true;
 }

@@ -36,7 +36,9 @@
  *               address, family 0 in meta and key; see the pkt_arp_*()
  *               accessors for the rest.
  *   ND          ICMPv6 133..137: for NS (135) and NA (136) key.vip = the
- *               target address, else the destination; key.client = source.
+ *               target address (the destination when the message is too
+ *               short to hold one), else the destination; key.client =
+ *               source.
  *               The hop limit (RFC 4861 wants 255) is left to the responder.
  *   OTHER_L4    an IP protocol that is none of the above (GRE, SCTP, ...):
  *               addresses and proto set, ports 0; the caller drops it after
@@ -59,7 +61,8 @@
  *                    first, or more than PKT_IPV6_EXT_MAX of them;
  *   BAD_L4           TCP < 20 bytes or data offset < 5 or past the IP packet;
  *                    UDP < 8 bytes or its length < 8 or past the IP packet;
- *                    ICMP < 8 bytes; NS/NA < 24 bytes;
+ *                    ICMP < 8 bytes (a shorter NS/NA is ND, for the
+ *                    control thread to refuse, see ndisc.h);
  *   ICMP_BAD_INNER   ICMP error whose inner packet is not IP of the same
  *                    family with its header and 8 bytes of TCP/UDP, a non-first
  *                    fragment, or whose source is not the outer destination;

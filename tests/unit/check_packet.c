@@ -904,9 +904,12 @@ START_TEST(test_nd)
 	parse_ok(f, build(f, &s), &m);
 	ck_assert_uint_eq(m.kind, PKT_KIND_ICMP_OTHER);
 
-	/* an NS too short for its target */
+	/* an NS too short for its target: ND, for the control thread to
+	 * refuse (ND_BAD_LENGTH, check_ndisc); no target in the key */
 	rs[0] = 135;
-	parse_drops(f, build(f, &s), DP_DROP_BAD_L4);
+	parse_ok(f, build(f, &s), &m);
+	ck_assert_uint_eq(m.kind, PKT_KIND_ND);
+	assert_key(&m, key_make(6, VIP6, CLIENT6, 0, 0, IPPROTO_ICMPV6));
 }
 END_TEST
 
