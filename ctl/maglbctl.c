@@ -20,7 +20,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "ctl/client.h"
+#include "lib/ipc_client.h"
 #include "ctl/json.h"
 
 enum maglbctl_exit {
@@ -43,7 +43,7 @@ struct maglbctl {
 	bool json;
 	const char *service;
 	int timeout_ms;
-	struct ctl_client *client;  /* connected on the first request */
+	struct ipc_client *client;  /* connected on the first request */
 };
 
 static const char maglbctl_usage_text[] =
@@ -328,7 +328,7 @@ maglbctl_client_error(const struct maglbctl *m, int rc)
 	char text[WIRE_TEXT_MAX];
 
 	fprintf(stderr, "maglbctl: %s\n",
-		ctl_client_strerror(rc, m->service, text, sizeof(text)));
+		ipc_strerror(rc, m->service, text, sizeof(text)));
 	switch (-rc) {
 	case ECONNREFUSED:
 	case ENOTCONN:
@@ -355,11 +355,11 @@ maglbctl_call(struct maglbctl *m, const struct wire_ctl_msg *req,
 	int rc;
 
 	if (m->client == NULL) {
-		rc = ctl_client_connect(m->service, &m->client);
+		rc = ipc_client_connect(m->service, &m->client);
 		if (rc < 0)
 			return maglbctl_client_error(m, rc);
 	}
-	rc = ctl_client_request(m->client, req, resp, m->timeout_ms);
+	rc = ipc_client_request(m->client, req, resp, m->timeout_ms);
 	if (rc < 0)
 		return maglbctl_client_error(m, rc);
 	if (resp->kind == WIRE_CTL_ERROR && resp->error.code != 0) {
@@ -1151,8 +1151,8 @@ int
 main(int argc, char **argv)
 {
 	struct maglbctl m = {
-		.service = CTL_CLIENT_SERVICE_DEFAULT,
-		.timeout_ms = CTL_CLIENT_TIMEOUT_DEFAULT_MS,
+		.service = IPC_SERVICE_DATAPLANE,
+		.timeout_ms = IPC_CLIENT_TIMEOUT_DEFAULT_MS,
 	};
 	char **args;
 	int nargs, rc;
@@ -1171,7 +1171,7 @@ main(int argc, char **argv)
 			rc = maglbctl_commands[i].run(&m, nargs, args);
 	if (rc < 0)
 		rc = maglbctl_usage_error("unknown command '%s'", args[0]);
-	ctl_client_close(m.client);
+	ipc_client_close(m.client);
 	free(args);
 	return rc;
 }

@@ -23,7 +23,7 @@
 #include "dataplane/core/packet.h"
 #include "dataplane/core/reply.h"
 #include "dataplane/core/viptab.h"
-#include "dataplane/ipc.h"
+#include "lib/ipc_server.h"
 #include "dataplane/synced.h"
 #include "dataplane/worker.h"
 

@@ -30,7 +30,7 @@
 
 #include "config/config.h"
 #include "dataplane/control.h"
-#include "dataplane/ipc.h"
+#include "lib/ipc_server.h"
 #include "dataplane/state.h"
 #include "dataplane/synced.h"
 #include "dataplane/worker.h"
@@ -157,7 +157,7 @@ usage(FILE *out)
 		"  -f, --foreground         log to stderr instead of syslog\n"
 		"  -p, --poll MODE          busy (default: a worker owns its core) or adaptive\n"
 		"                           (sleeps after empty polls: shared machines, tests)\n"
-		"  -s, --service NAME       IPC service name (default " IPC_SERVICE_DEFAULT ")\n"
+		"  -s, --service NAME       IPC service name (default " IPC_SERVICE_DATAPLANE ")\n"
 		"  -t, --check-config FILE  validate FILE, print each VIP's Maglev table, exit\n"
 		"  -h, --help               this help\n"
 		"EAL args: see DPDK's EAL parameters (e.g. -l 0,1, --vdev, -a PCI, --no-huge)\n");
@@ -410,7 +410,7 @@ run(struct dataplane *dp)
 int
 main(int argc, char **argv)
 {
-	struct dataplane dp = { .opt = { .service = IPC_SERVICE_DEFAULT } };
+	struct dataplane dp = { .opt = { .service = IPC_SERVICE_DATAPLANE } };
 	const char *check = find_check(argc, argv);
 	int n, rc;
 

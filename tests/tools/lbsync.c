@@ -65,8 +65,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ctl/client.h"
-#include "dataplane/ipc.h"
+#include "lib/ipc_client.h"
+#include "lib/ipc_server.h"
 #include "proto/wire.h"
 
 enum {
@@ -221,7 +221,7 @@ static int options_parse(int argc, char **argv, struct options *o)
 	};
 	int c;
 
-	*o = (struct options){ .service = CTL_CLIENT_SERVICE_DEFAULT, .timeout_s = 60,
+	*o = (struct options){ .service = IPC_SERVICE_DATAPLANE, .timeout_s = 60,
 			       .batch = IPC_FLOWS_PER_MSG_MAX };
 	/* "+": stop at the mode word, whose options are parsed apart */
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -257,16 +257,16 @@ static int ipc_error(const struct options *o, const char *what, int rc)
 	char buf[256];
 
 	fprintf(stderr, "lbsync: %s: %s\n", what,
-		ctl_client_strerror(rc, o->service, buf, sizeof(buf)));
+		ipc_strerror(rc, o->service, buf, sizeof(buf)));
 	return 1;
 }
 
 /* One request whose answer must be the plain acknowledgement (ERROR 0). */
-static int request_ack(const struct options *o, struct ctl_client *c,
+static int request_ack(const struct options *o, struct ipc_client *c,
 		       const struct wire_ctl_msg *req, const char *what)
 {
 	struct wire_ctl_msg resp;
-	int rc = ctl_client_request(c, req, &resp, CTL_CLIENT_TIMEOUT_DEFAULT_MS);
+	int rc = ipc_client_request(c, req, &resp, IPC_CLIENT_TIMEOUT_DEFAULT_MS);
 
 	if (rc < 0)
 		return ipc_error(o, what, rc);
@@ -345,11 +345,11 @@ static int record_batch(struct recorder *r, const struct wire_ctl_msg *m)
 }
 
 /* Every event waiting on c; 0 once none is left, or -errno. */
-static int record_drain(const struct options *o, struct ctl_client *c, struct recorder *r)
+static int record_drain(const struct options *o, struct ipc_client *c, struct recorder *r)
 {
 	for (;;) {
 		struct wire_ctl_msg m;
-		int rc = ctl_client_event_recv(c, &m, 0);
+		int rc = ipc_client_event_recv(c, &m, 0);
 
 		if (rc == -EAGAIN)
 			return 0;
@@ -380,11 +380,11 @@ static int signal_fd(void)
 }
 
 /* Poll the events and the signals until done; the exit status. */
-static int record_loop(const struct options *o, struct ctl_client *c, struct recorder *r)
+static int record_loop(const struct options *o, struct ipc_client *c, struct recorder *r)
 {
 	int64_t deadline = o->timeout_s ? now_ms() + o->timeout_s * 1000ll : -1;
 	struct pollfd pfd[2] = {
-		{ .fd = ctl_client_fd(c), .events = POLLIN },
+		{ .fd = ipc_client_fd(c), .events = POLLIN },
 		{ .fd = signal_fd(), .events = POLLIN },
 	};
 
@@ -421,14 +421,14 @@ static int record(const struct options *o)
 {
 	struct wire_ctl_msg req = { .kind = WIRE_CTL_EXPORT_SUBSCRIBE };
 	struct recorder r = { .out = fopen(o->file, "a") };
-	struct ctl_client *c = NULL;
+	struct ipc_client *c = NULL;
 	int rc, status;
 
 	if (r.out == NULL) {
 		fprintf(stderr, "lbsync: %s: %s\n", o->file, strerror(errno));
 		return 1;
 	}
-	rc = ctl_client_connect(o->service, &c);
+	rc = ipc_client_connect(o->service, &c);
 	if (rc < 0) {
 		fclose(r.out);
 		return ipc_error(o, "connect", rc);
@@ -440,7 +440,7 @@ static int record(const struct options *o)
 		fflush(stdout);
 		status = record_loop(o, c, &r);
 	}
-	ctl_client_close(c);
+	ipc_client_close(c);
 	if (fclose(r.out) != 0 && status == 0) {
 		fprintf(stderr, "lbsync: %s: %s\n", o->file, strerror(errno));
 		status = 1;
@@ -622,7 +622,7 @@ static bool same_flow(const struct record *x, const struct record *y)
 
 struct importer {
 	const struct options *o;
-	struct ctl_client *c;
+	struct ipc_client *c;
 	struct wire_flow *batch;        /* o->batch entries */
 	size_t n, bytes;
 	enum wire_flow_event event;
@@ -707,7 +707,7 @@ static int import(const struct options *o)
 		free(v);
 		return 1;
 	}
-	rc = ctl_client_connect(o->service, &im.c);
+	rc = ipc_client_connect(o->service, &im.c);
 	status = rc < 0 ? ipc_error(o, "connect", rc) : import_records(&im, v, n, &closed);
 	if (status == 0)
 		printf("imported %llu entries in %llu message%s (new %llu, refresh %llu, "
@@ -719,7 +719,7 @@ static int import(const struct options *o)
 		       (unsigned long long)im.sent[WIRE_FLOW_EVENT_NEW],
 		       (unsigned long long)im.sent[WIRE_FLOW_EVENT_REFRESH],
 		       (unsigned long long)im.sent[WIRE_FLOW_EVENT_CLOSE], closed);
-	ctl_client_close(im.c);
+	ipc_client_close(im.c);
 	free(im.batch);
 	free(v);
 	return status;

@@ -31,8 +31,8 @@
 #include <qb/qbipcc.h>
 #include <qb/qbloop.h>
 
-#include "ctl/client.h"
-#include "dataplane/ipc.h"
+#include "lib/ipc_client.h"
+#include "lib/ipc_server.h"
 
 enum {
 	FAKE_COUNTERS = 2000,
@@ -450,21 +450,21 @@ fake_event(uint64_t seq, size_t entries)
 
 /* ------------------------------------------------------------- helpers */
 
-static struct ctl_client *
+static struct ipc_client *
 client_connect(void)
 {
-	struct ctl_client *c = NULL;
+	struct ipc_client *c = NULL;
 
-	ck_assert_int_eq(ctl_client_connect(fake.service, &c), 0);
+	ck_assert_int_eq(ipc_client_connect(fake.service, &c), 0);
 	ck_assert_ptr_nonnull(c);
 	return c;
 }
 
 static void
-client_request(struct ctl_client *c, const struct wire_ctl_msg *req,
+client_request(struct ipc_client *c, const struct wire_ctl_msg *req,
 	       enum wire_ctl_kind want, struct wire_ctl_msg *resp)
 {
-	ck_assert_int_eq(ctl_client_request(c, req, resp, TIMEOUT_MS), 0);
+	ck_assert_int_eq(ipc_client_request(c, req, resp, TIMEOUT_MS), 0);
 	ck_assert_msg(resp->kind == want, "got %s, want %s",
 		      wire_ctl_kind_names[resp->kind], wire_ctl_kind_names[want]);
 }
@@ -483,10 +483,9 @@ now_ms(void)
 START_TEST(test_status_round_trip)
 {
 	struct wire_ctl_msg req = { .kind = WIRE_CTL_STATUS_REQUEST }, resp;
-	struct ctl_client *c = client_connect();
+	struct ipc_client *c = client_connect();
 
-	ck_assert_str_eq(CTL_CLIENT_SERVICE_DEFAULT, IPC_SERVICE_DEFAULT);
-	ck_assert_str_eq(ctl_client_service(c), fake.service);
+	ck_assert_str_eq(ipc_client_service(c), fake.service);
 	client_request(c, &req, WIRE_CTL_STATUS_RESPONSE, &resp);
 	ck_assert_uint_eq(resp.version, WIRE_VERSION);
 	ck_assert_uint_eq(resp.status.node_id, 7);
@@ -501,14 +500,14 @@ START_TEST(test_status_round_trip)
 	ck_assert_uint_eq(resp.request_id, 2);
 	ck_assert_uint_eq(fake_snapshot().counters.counts[IPC_COUNTER_REQUESTS],
 			  2);
-	ctl_client_close(c);
+	ipc_client_close(c);
 }
 END_TEST
 
 START_TEST(test_counters_2000)
 {
 	struct wire_ctl_msg req = { .kind = WIRE_CTL_COUNTERS_REQUEST }, resp;
-	struct ctl_client *c = client_connect();
+	struct ipc_client *c = client_connect();
 
 	client_request(c, &req, WIRE_CTL_COUNTERS_RESPONSE, &resp);
 	ck_assert_uint_eq(resp.counters.count, FAKE_COUNTERS);
@@ -526,14 +525,14 @@ START_TEST(test_counters_2000)
 	ck_assert_uint_eq(resp.counters.count, FAKE_COUNTERS / 4);
 	ck_assert_str_eq(resp.counters.counters[0].scope, "worker1");
 	wire_ctl_msg_free(&resp);
-	ctl_client_close(c);
+	ipc_client_close(c);
 }
 END_TEST
 
 START_TEST(test_dump_pages)
 {
 	struct wire_ctl_msg req = { .kind = WIRE_CTL_DUMP_REQUEST }, resp;
-	struct ctl_client *c = client_connect();
+	struct ipc_client *c = client_connect();
 	size_t total = 0, pages = 0;
 	struct wire_flow want;
 
@@ -553,14 +552,14 @@ START_TEST(test_dump_pages)
 	} while (req.dump_request.cursor != 0);
 	ck_assert_uint_eq(total, FAKE_FLOWS);
 	ck_assert_uint_eq(pages, 3);
-	ctl_client_close(c);
+	ipc_client_close(c);
 }
 END_TEST
 
 START_TEST(test_message_bound)
 {
 	struct wire_ctl_msg req = { .kind = WIRE_CTL_DUMP_REQUEST }, resp;
-	struct ctl_client *c = client_connect();
+	struct ipc_client *c = client_connect();
 
 	/* 14000 IPv6 entries, about 1 MB: one message */
 	snprintf(req.dump_request.vip, WIRE_NAME_MAX, "large");
@@ -578,14 +577,14 @@ START_TEST(test_message_bound)
 			  [IPC_COUNTER_RESPONSE_TOO_BIG], 1);
 	req = (struct wire_ctl_msg){ .kind = WIRE_CTL_STATUS_REQUEST };
 	client_request(c, &req, WIRE_CTL_STATUS_RESPONSE, &resp);
-	ctl_client_close(c);
+	ipc_client_close(c);
 }
 END_TEST
 
 START_TEST(test_error_reply)
 {
 	struct wire_ctl_msg req = { .kind = WIRE_CTL_VIP_LIST_REQUEST }, resp;
-	struct ctl_client *c = client_connect();
+	struct ipc_client *c = client_connect();
 	struct wire_ctl_ownership_entry own = { "web", true };
 
 	snprintf(req.vip_list_request.name, WIRE_NAME_MAX, "nope");
@@ -612,14 +611,14 @@ START_TEST(test_error_reply)
 	ck_assert_int_eq(resp.error.code, 0);
 	ck_assert_uint_eq(fake_snapshot().counters.counts
 			  [IPC_COUNTER_HANDLER_ERRORS], 2);
-	ctl_client_close(c);
+	ipc_client_close(c);
 }
 END_TEST
 
 /* ---------------------------------------------------------------- events */
 
 static void
-subscribe(struct ctl_client *c)
+subscribe(struct ipc_client *c)
 {
 	struct wire_ctl_msg req = { .kind = WIRE_CTL_EXPORT_SUBSCRIBE }, resp;
 
@@ -631,21 +630,21 @@ subscribe(struct ctl_client *c)
 
 START_TEST(test_export_events)
 {
-	struct ctl_client *c = client_connect();
+	struct ipc_client *c = client_connect();
 	struct wire_ctl_msg m;
 	struct pollfd pfd;
 
 	subscribe(c);
-	ck_assert_int_eq(ctl_client_event_recv(c, &m, 0), -EAGAIN);
+	ck_assert_int_eq(ipc_client_event_recv(c, &m, 0), -EAGAIN);
 	for (uint64_t seq = 1; seq <= 3; seq++)
 		ck_assert_int_eq(fake_event(seq, 100), 0);
-	pfd = (struct pollfd){ .fd = ctl_client_fd(c), .events = POLLIN };
+	pfd = (struct pollfd){ .fd = ipc_client_fd(c), .events = POLLIN };
 	ck_assert_int_ge(pfd.fd, 0);
 	ck_assert_int_eq(poll(&pfd, 1, TIMEOUT_MS), 1);
 	for (uint64_t seq = 1; seq <= 3; seq++) {
 		struct wire_flow want;
 
-		ck_assert_int_eq(ctl_client_event_recv(c, &m, TIMEOUT_MS), 0);
+		ck_assert_int_eq(ipc_client_event_recv(c, &m, TIMEOUT_MS), 0);
 		ck_assert_int_eq(m.kind, WIRE_CTL_EXPORT_BATCH);
 		ck_assert_uint_eq(m.request_id, seq);
 		ck_assert_uint_eq(m.flows.dropped, seq);
@@ -655,17 +654,17 @@ START_TEST(test_export_events)
 		ck_assert_mem_eq(&m.flows.entries[99], &want, sizeof(want));
 		wire_ctl_msg_free(&m);
 	}
-	ck_assert_int_eq(ctl_client_event_recv(c, &m, 0), -EAGAIN);
+	ck_assert_int_eq(ipc_client_event_recv(c, &m, 0), -EAGAIN);
 	ck_assert_uint_eq(fake_snapshot().counters.counts[IPC_COUNTER_EVENTS],
 			  3);
-	ctl_client_close(c);
+	ipc_client_close(c);
 }
 END_TEST
 
 START_TEST(test_event_backpressure)
 {
 	enum { ENTRIES = 900 };  /* IPv6: about 64 KiB a batch */
-	struct ctl_client *c = client_connect();
+	struct ipc_client *c = client_connect();
 	struct fake_snapshot snap;
 	struct wire_ctl_msg m;
 	uint64_t sent = 0;
@@ -693,17 +692,17 @@ START_TEST(test_event_backpressure)
 	}
 	/* the client drains in order; then there is room again */
 	for (uint64_t seq = 1; seq <= sent; seq++) {
-		ck_assert_int_eq(ctl_client_event_recv(c, &m, TIMEOUT_MS), 0);
+		ck_assert_int_eq(ipc_client_event_recv(c, &m, TIMEOUT_MS), 0);
 		ck_assert_uint_eq(m.request_id, seq);
 		ck_assert_uint_eq(m.flows.count, ENTRIES);
 		wire_ctl_msg_free(&m);
 	}
-	ck_assert_int_eq(ctl_client_event_recv(c, &m, 0), -EAGAIN);
+	ck_assert_int_eq(ipc_client_event_recv(c, &m, 0), -EAGAIN);
 	ck_assert_int_eq(fake_event(sent + 1, ENTRIES), 0);
-	ck_assert_int_eq(ctl_client_event_recv(c, &m, TIMEOUT_MS), 0);
+	ck_assert_int_eq(ipc_client_event_recv(c, &m, TIMEOUT_MS), 0);
 	ck_assert_uint_eq(m.request_id, sent + 1);
 	wire_ctl_msg_free(&m);
-	ctl_client_close(c);
+	ipc_client_close(c);
 }
 END_TEST
 
@@ -805,15 +804,15 @@ END_TEST
 
 START_TEST(test_not_running)
 {
-	struct ctl_client *c = NULL;
+	struct ipc_client *c = NULL;
 	char name[WIRE_NAME_MAX], text[WIRE_TEXT_MAX], want[WIRE_TEXT_MAX];
 
 	snprintf(name, sizeof(name), "maglb-check-nobody-%ld", (long)getpid());
-	ck_assert_int_eq(ctl_client_connect(name, &c), -ECONNREFUSED);
+	ck_assert_int_eq(ipc_client_connect(name, &c), -ECONNREFUSED);
 	ck_assert_ptr_null(c);
 	snprintf(want, sizeof(want),
 		 "maglb-dataplane is not running (service %s)", name);
-	ck_assert_str_eq(ctl_client_strerror(-ECONNREFUSED, name, text,
+	ck_assert_str_eq(ipc_strerror(-ECONNREFUSED, name, text,
 					     sizeof(text)), want);
 }
 END_TEST
@@ -829,40 +828,40 @@ fake_destroy_job(void *arg)
 START_TEST(test_server_gone)
 {
 	struct wire_ctl_msg req = { .kind = WIRE_CTL_STATUS_REQUEST }, resp;
-	struct ctl_client *c = client_connect();
+	struct ipc_client *c = client_connect();
 	uint64_t disconnects;
 
 	client_request(c, &req, WIRE_CTL_STATUS_RESPONSE, &resp);
 	fake_call(fake_destroy_job, NULL);
 	disconnects = fake.disconnects;  /* the loop thread is idle now */
 	ck_assert_uint_eq(disconnects, 1);
-	ck_assert_int_eq(ctl_client_request(c, &req, &resp, 2000), -ENOTCONN);
-	ctl_client_close(c);
+	ck_assert_int_eq(ipc_client_request(c, &req, &resp, 2000), -ENOTCONN);
+	ipc_client_close(c);
 }
 END_TEST
 
 START_TEST(test_timeout_then_next)
 {
 	struct wire_ctl_msg req = { .kind = WIRE_CTL_COUNTERS_REQUEST }, resp;
-	struct ctl_client *c = client_connect();
+	struct ipc_client *c = client_connect();
 	double t0 = now_ms();
 
 	atomic_store(&fake.sleep_ms, 400);
-	ck_assert_int_eq(ctl_client_request(c, &req, &resp, 100), -ETIMEDOUT);
+	ck_assert_int_eq(ipc_client_request(c, &req, &resp, 100), -ETIMEDOUT);
 	ck_assert_double_lt(now_ms() - t0, 350.0);
 	atomic_store(&fake.sleep_ms, 0);
 	/* the late COUNTERS answer is skipped; this one is ours */
 	req = (struct wire_ctl_msg){ .kind = WIRE_CTL_STATUS_REQUEST };
 	client_request(c, &req, WIRE_CTL_STATUS_RESPONSE, &resp);
 	ck_assert_uint_eq(resp.request_id, 2);
-	ctl_client_close(c);
+	ipc_client_close(c);
 }
 END_TEST
 
 START_TEST(test_disconnected)
 {
 	struct wire_ctl_msg req = { .kind = WIRE_CTL_STATUS_REQUEST }, resp;
-	struct ctl_client *a = client_connect(), *b = client_connect();
+	struct ipc_client *a = client_connect(), *b = client_connect();
 	struct fake_snapshot snap;
 	uint64_t id_b;
 
@@ -870,7 +869,7 @@ START_TEST(test_disconnected)
 	id_b = fake_snapshot().last_conn;
 	subscribe(b);
 	ck_assert_uint_eq(fake_snapshot().connections, 2);
-	ctl_client_close(b);
+	ipc_client_close(b);
 	for (int i = 0; i < 200; i++) {
 		snap = fake_snapshot();
 		if (snap.disconnects > 0)
@@ -883,7 +882,7 @@ START_TEST(test_disconnected)
 	ck_assert_uint_eq(snap.connections, 1);
 	ck_assert_uint_eq(snap.counters.counts[IPC_COUNTER_ACCEPTED], 2);
 	client_request(a, &req, WIRE_CTL_STATUS_RESPONSE, &resp);
-	ctl_client_close(a);
+	ipc_client_close(a);
 }
 END_TEST
 
@@ -901,16 +900,16 @@ access_child(gid_t gid, const gid_t *groups, size_t ngroups)
 	if (pid == 0) {
 		struct wire_ctl_msg req = { .kind = WIRE_CTL_STATUS_REQUEST };
 		struct wire_ctl_msg resp;
-		struct ctl_client *c = NULL;
+		struct ipc_client *c = NULL;
 		int rc;
 
 		if (setgroups(ngroups, groups) < 0 || setgid(gid) < 0 ||
 		    setuid(FAKE_NOBODY) < 0)
 			_exit(2);
-		rc = ctl_client_connect(fake.service, &c);
+		rc = ipc_client_connect(fake.service, &c);
 		if (rc < 0)
 			_exit(10 + -rc < 255 ? 10 + -rc : 255);
-		rc = ctl_client_request(c, &req, &resp, TIMEOUT_MS);
+		rc = ipc_client_request(c, &req, &resp, TIMEOUT_MS);
 		_exit(rc == 0 && resp.kind == WIRE_CTL_STATUS_RESPONSE ? 0 : 3);
 	}
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
@@ -944,15 +943,15 @@ fake_root_only_job(void *arg)
 
 START_TEST(test_access_root_only)
 {
-	struct ctl_client *c = NULL;
+	struct ipc_client *c = NULL;
 
 	if (geteuid() != 0)
 		return;
 	fake_call(fake_root_only_job, NULL);
 	ck_assert_ptr_nonnull(fake.server);
 	ck_assert_int_eq(access_child(FAKE_GROUP, NULL, 0), 10 + EACCES);
-	ck_assert_int_eq(ctl_client_connect(fake.service, &c), 0);
-	ctl_client_close(c);
+	ck_assert_int_eq(ipc_client_connect(fake.service, &c), 0);
+	ipc_client_close(c);
 }
 END_TEST
 

@@ -10,39 +10,39 @@
  *   -ENOTCONN      the dataplane went away while we were connected
  *   -ETIMEDOUT     no response within the timeout
  *   -EBADMSG       the dataplane's answer did not decode (counted in
- *                  ctl_client_wire_counters())
+ *                  ipc_client_wire_counters())
  *   -EMSGSIZE      the request does not fit one IPC message
  *   -EINVAL        the request does not encode
  *   -ENOMEM
- * ctl_client_strerror() turns them into a line for a person.
+ * ipc_strerror() turns them into a line for a person.
  *
- * Threads: a struct ctl_client belongs to one thread at a time; requests
+ * Threads: a struct ipc_client belongs to one thread at a time; requests
  * and event receives on it do not overlap. Nothing here logs.
  */
-#ifndef MAGLB_CTL_CLIENT_H
-#define MAGLB_CTL_CLIENT_H
+#ifndef MAGLB_LIB_IPC_CLIENT_H
+#define MAGLB_LIB_IPC_CLIENT_H
 
 #include <stddef.h>
 
 #include "proto/wire.h"
 
-#define CTL_CLIENT_SERVICE_DEFAULT "maglb-dataplane"
+#define IPC_SERVICE_DATAPLANE "maglb-dataplane"
 
 enum {
-	CTL_CLIENT_TIMEOUT_DEFAULT_MS = 5000,
+	IPC_CLIENT_TIMEOUT_DEFAULT_MS = 5000,
 };
 
-struct ctl_client;
+struct ipc_client;
 
 /*
- * Connect to service (NULL: CTL_CLIENT_SERVICE_DEFAULT). Returns 0 and the
- * client in *out (the caller's, released with ctl_client_close()), or
+ * Connect to service (NULL: IPC_SERVICE_DATAPLANE). Returns 0 and the
+ * client in *out (the caller's, released with ipc_client_close()), or
  * -errno (see above) with *out untouched.
  */
-int ctl_client_connect(const char *service, struct ctl_client **out);
+int ipc_client_connect(const char *service, struct ipc_client **out);
 
 /* Disconnect and free c. NULL is a no-op. */
-void ctl_client_close(struct ctl_client *c);
+void ipc_client_close(struct ipc_client *c);
 
 /*
  * Send req (its version and request_id are set here) and wait up to
@@ -53,7 +53,7 @@ void ctl_client_close(struct ctl_client *c);
  * timed out is recognised by its request_id and skipped. On failure
  * returns -errno (see above) and *resp is untouched.
  */
-int ctl_client_request(struct ctl_client *c, const struct wire_ctl_msg *req,
+int ipc_client_request(struct ipc_client *c, const struct wire_ctl_msg *req,
 		       struct wire_ctl_msg *resp, int timeout_ms);
 
 /*
@@ -62,28 +62,28 @@ int ctl_client_request(struct ctl_client *c, const struct wire_ctl_msg *req,
  * event in *m (release with wire_ctl_msg_free()), -EAGAIN when none came,
  * or -errno (see above).
  */
-int ctl_client_event_recv(struct ctl_client *c, struct wire_ctl_msg *m,
+int ipc_client_event_recv(struct ipc_client *c, struct wire_ctl_msg *m,
 			  int timeout_ms);
 
 /*
  * A file descriptor that polls readable when events may be waiting, for a
- * qb_loop or poll(); then call ctl_client_event_recv(c, m, 0) until
+ * qb_loop or poll(); then call ipc_client_event_recv(c, m, 0) until
  * -EAGAIN. Returns the fd or -errno.
  */
-int ctl_client_fd(struct ctl_client *c);
+int ipc_client_fd(struct ipc_client *c);
 
 /* The service c is connected to. */
-const char *ctl_client_service(const struct ctl_client *c);
+const char *ipc_client_service(const struct ipc_client *c);
 
 /* Decode drops of what the dataplane sent us. */
-const struct wire_counters *ctl_client_wire_counters(const struct ctl_client *c);
+const struct wire_counters *ipc_client_wire_counters(const struct ipc_client *c);
 
 /*
  * A line for a person about rc (-errno from this library), naming service
  * (NULL: the default): "maglb-dataplane is not running (service NAME)",
  * "permission denied: ...", ... Written into buf (len bytes), returned.
  */
-const char *ctl_client_strerror(int rc, const char *service, char *buf,
+const char *ipc_strerror(int rc, const char *service, char *buf,
 				size_t len);
 
-#endif /* MAGLB_CTL_CLIENT_H */
+#endif /* MAGLB_LIB_IPC_CLIENT_H */

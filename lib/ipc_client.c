@@ -5,7 +5,7 @@
  * response or event, a libqb header then the wire_ctl_encode() bytes,
  * IPC_MSG_MAX bytes at most.
  */
-#include "ctl/client.h"
+#include "lib/ipc_client.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -17,9 +17,9 @@
 
 #include <qb/qbipcc.h>
 
-#include "dataplane/ipc.h"
+#include "lib/ipc_server.h"
 
-struct ctl_client {
+struct ipc_client {
 	qb_ipcc_connection_t *qb;
 	char service[WIRE_NAME_MAX];
 	uint64_t next_request_id;
@@ -29,7 +29,7 @@ struct ctl_client {
 
 /* libqb's errno for a failed connect or exchange, as this library's. */
 static int
-ctl_client_errno(int err)
+ipc_client_errno(int err)
 {
 	switch (err) {
 	case ECONNREFUSED:
@@ -55,13 +55,13 @@ ctl_client_errno(int err)
 }
 
 int
-ctl_client_connect(const char *service, struct ctl_client **out)
+ipc_client_connect(const char *service, struct ipc_client **out)
 {
-	struct ctl_client *c;
+	struct ipc_client *c;
 	int rc;
 
 	if (service == NULL)
-		service = CTL_CLIENT_SERVICE_DEFAULT;
+		service = IPC_SERVICE_DATAPLANE;
 	if (service[0] == '\0' || strlen(service) >= sizeof(c->service))
 		return -EINVAL;
 	c = calloc(1, sizeof(*c));
@@ -77,7 +77,7 @@ ctl_client_connect(const char *service, struct ctl_client **out)
 	errno = 0;
 	c->qb = qb_ipcc_connect(service, IPC_MSG_MAX);
 	if (c->qb == NULL) {
-		rc = ctl_client_errno(errno);
+		rc = ipc_client_errno(errno);
 		goto fail;
 	}
 	*out = c;
@@ -90,7 +90,7 @@ fail:
 }
 
 void
-ctl_client_close(struct ctl_client *c)
+ipc_client_close(struct ipc_client *c)
 {
 	if (c == NULL)
 		return;
@@ -101,7 +101,7 @@ ctl_client_close(struct ctl_client *c)
 }
 
 static int64_t
-ctl_client_now_ms(void)
+ipc_client_now_ms(void)
 {
 	struct timespec ts;
 
@@ -111,19 +111,19 @@ ctl_client_now_ms(void)
 
 /* Milliseconds left before deadline (-1: none), at least 0. */
 static int
-ctl_client_left_ms(int64_t deadline)
+ipc_client_left_ms(int64_t deadline)
 {
 	int64_t left;
 
 	if (deadline < 0)
 		return -1;
-	left = deadline - ctl_client_now_ms();
+	left = deadline - ipc_client_now_ms();
 	return left < 0 ? 0 : (int)left;
 }
 
 /* Check the libqb header of the n bytes in c->buf and decode what follows. */
 static int
-ctl_client_decode(struct ctl_client *c, ssize_t n, struct wire_ctl_msg *m)
+ipc_client_decode(struct ipc_client *c, ssize_t n, struct wire_ctl_msg *m)
 {
 	const struct qb_ipc_response_header *hdr = (const void *)c->buf;
 
@@ -136,7 +136,7 @@ ctl_client_decode(struct ctl_client *c, ssize_t n, struct wire_ctl_msg *m)
 }
 
 static int
-ctl_client_send(struct ctl_client *c, const struct wire_ctl_msg *req,
+ipc_client_send(struct ipc_client *c, const struct wire_ctl_msg *req,
 		uint64_t id)
 {
 	struct qb_ipc_request_header *hdr = (void *)c->buf;
@@ -159,19 +159,19 @@ ctl_client_send(struct ctl_client *c, const struct wire_ctl_msg *req,
 	sent = qb_ipcc_send(c->qb, c->buf, (size_t)hdr->size);
 	if (sent == hdr->size)
 		return 0;
-	return ctl_client_errno(sent < 0 ? (int)-sent : EIO);
+	return ipc_client_errno(sent < 0 ? (int)-sent : EIO);
 }
 
 int
-ctl_client_request(struct ctl_client *c, const struct wire_ctl_msg *req,
+ipc_client_request(struct ipc_client *c, const struct wire_ctl_msg *req,
 		   struct wire_ctl_msg *resp, int timeout_ms)
 {
 	int64_t deadline = timeout_ms < 0 ? -1 :
-			   ctl_client_now_ms() + timeout_ms;
+			   ipc_client_now_ms() + timeout_ms;
 	uint64_t id = c->next_request_id++;
 	int rc;
 
-	rc = ctl_client_send(c, req, id);
+	rc = ipc_client_send(c, req, id);
 	if (rc < 0)
 		return rc;
 	for (;;) {
@@ -179,14 +179,14 @@ ctl_client_request(struct ctl_client *c, const struct wire_ctl_msg *req,
 		ssize_t n;
 
 		n = qb_ipcc_recv(c->qb, c->buf, IPC_MSG_MAX,
-				 ctl_client_left_ms(deadline));
+				 ipc_client_left_ms(deadline));
 		if (n < 0) {
-			rc = ctl_client_errno((int)-n);
-			if (rc == -ETIMEDOUT && ctl_client_left_ms(deadline) != 0)
+			rc = ipc_client_errno((int)-n);
+			if (rc == -ETIMEDOUT && ipc_client_left_ms(deadline) != 0)
 				continue;
 			return rc;
 		}
-		rc = ctl_client_decode(c, n, &m);
+		rc = ipc_client_decode(c, n, &m);
 		if (rc < 0)
 			return rc;
 		/* an ERROR with id 0: the dataplane could not read our id */
@@ -200,7 +200,7 @@ ctl_client_request(struct ctl_client *c, const struct wire_ctl_msg *req,
 }
 
 int
-ctl_client_event_recv(struct ctl_client *c, struct wire_ctl_msg *m,
+ipc_client_event_recv(struct ipc_client *c, struct wire_ctl_msg *m,
 		      int timeout_ms)
 {
 	ssize_t n;
@@ -209,12 +209,12 @@ ctl_client_event_recv(struct ctl_client *c, struct wire_ctl_msg *m,
 	if (n == -EAGAIN || n == -ETIMEDOUT)
 		return -EAGAIN;
 	if (n < 0)
-		return ctl_client_errno((int)-n);
-	return ctl_client_decode(c, n, m);
+		return ipc_client_errno((int)-n);
+	return ipc_client_decode(c, n, m);
 }
 
 int
-ctl_client_fd(struct ctl_client *c)
+ipc_client_fd(struct ipc_client *c)
 {
 	int32_t fd = -1;
 	int32_t rc = qb_ipcc_fd_get(c->qb, &fd);
@@ -223,22 +223,22 @@ ctl_client_fd(struct ctl_client *c)
 }
 
 const char *
-ctl_client_service(const struct ctl_client *c)
+ipc_client_service(const struct ipc_client *c)
 {
 	return c->service;
 }
 
 const struct wire_counters *
-ctl_client_wire_counters(const struct ctl_client *c)
+ipc_client_wire_counters(const struct ipc_client *c)
 {
 	return &c->wire;
 }
 
 const char *
-ctl_client_strerror(int rc, const char *service, char *buf, size_t len)
+ipc_strerror(int rc, const char *service, char *buf, size_t len)
 {
 	if (service == NULL)
-		service = CTL_CLIENT_SERVICE_DEFAULT;
+		service = IPC_SERVICE_DATAPLANE;
 	switch (-rc) {
 	case ECONNREFUSED:
 		snprintf(buf, len, "maglb-dataplane is not running "

@@ -26,8 +26,8 @@
  * before the loop runs and after it has stopped. libqb's poll callbacks
  * carry no context, so every ipc_server of a process uses the same loop.
  */
-#ifndef MAGLB_DATAPLANE_IPC_H
-#define MAGLB_DATAPLANE_IPC_H
+#ifndef MAGLB_LIB_IPC_SERVER_H
+#define MAGLB_LIB_IPC_SERVER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -54,7 +54,7 @@
  * A response that does not fit is replaced by WIRE_CTL_ERROR EMSGSIZE and
  * counted (RESPONSE_TOO_BIG); handlers page instead (DUMP cursors).
  */
-#define IPC_SERVICE_DEFAULT "maglb-dataplane"
+#define IPC_SERVICE_DATAPLANE "maglb-dataplane"
 
 enum {
 	IPC_MSG_MAX = 1 << 20,
@@ -134,7 +134,7 @@ struct ipc_handlers {
 };
 
 /*
- * Publish service (e.g. IPC_SERVICE_DEFAULT) on loop. group: the gid
+ * Publish service (e.g. IPC_SERVICE_DATAPLANE) on loop. group: the gid
  * allowed besides root (the maglb system group), or (gid_t)-1 for root
  * only. h (copied) and its request callback are required; ctx is passed to
  * every handler. Returns the server, or NULL after qb_log says why (the
@@ -170,4 +170,4 @@ unsigned ipc_server_connections(const struct ipc_server *s);
 const struct ipc_server_counters *
 ipc_server_counters(const struct ipc_server *s);
 
-#endif /* MAGLB_DATAPLANE_IPC_H */
+#endif /* MAGLB_LIB_IPC_SERVER_H */

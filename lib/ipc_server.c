@@ -9,7 +9,7 @@
  * step that fails answers WIRE_CTL_ERROR and bumps one counter; nothing is
  * logged per message.
  */
-#include "dataplane/ipc.h"
+#include "lib/ipc_server.h"
 
 #include <assert.h>
 #include <errno.h>
