@@ -30,7 +30,7 @@
 
 #include "config/config.h"
 #include "dataplane/control.h"
-#include "lib/ipc_server.h"
+#include "lib/ipc.h"
 #include "dataplane/state.h"
 #include "dataplane/synced.h"
 #include "dataplane/worker.h"

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Client of the dataplane's libqb IPC endpoint. The framing and the limits
- * are the server's (dataplane/ipc.h): one libqb message per request,
- * response or event, a libqb header then the wire_ctl_encode() bytes,
- * IPC_MSG_MAX bytes at most.
+ * Client of maglb's libqb IPC endpoints; the framing and the limits are
+ * ipc.h's.
  */
 #include "lib/ipc_client.h"
 
@@ -17,7 +15,7 @@
 
 #include <qb/qbipcc.h>
 
-#include "lib/ipc_server.h"
+#include "lib/ipc.h"
 
 struct ipc_client {
 	qb_ipcc_connection_t *qb;
@@ -125,12 +123,11 @@ ipc_client_left_ms(int64_t deadline)
 static int
 ipc_client_decode(struct ipc_client *c, ssize_t n, struct wire_ctl_msg *m)
 {
-	const struct qb_ipc_response_header *hdr = (const void *)c->buf;
+	ssize_t len = n < 0 ? -EBADMSG : ipc_frame_check(IPC_RESPONSE, c->buf,
+							 (size_t)n);
 
-	if (n < (ssize_t)sizeof(*hdr) || hdr->size != n || hdr->id != IPC_MSG_ID)
-		return -EBADMSG;
-	if (wire_ctl_decode(c->buf + sizeof(*hdr), (size_t)n - sizeof(*hdr), m,
-			    &c->wire) < 0)
+	if (len < 0 || wire_ctl_decode(c->buf + ipc_header_len(IPC_RESPONSE),
+				       (size_t)len, m, &c->wire) < 0)
 		return -EBADMSG;
 	return 0;
 }
@@ -139,25 +136,16 @@ static int
 ipc_client_send(struct ipc_client *c, const struct wire_ctl_msg *req,
 		uint64_t id)
 {
-	struct qb_ipc_request_header *hdr = (void *)c->buf;
 	struct wire_ctl_msg m = *req;
-	size_t len = 0;
-	ssize_t sent;
-	int rc;
+	ssize_t n, sent;
 
 	m.version = WIRE_VERSION;
 	m.request_id = id;
-	rc = wire_ctl_encode(&m, c->buf + sizeof(*hdr), IPC_REQUEST_PAYLOAD_MAX,
-			     &len);
-	if (rc == -ENOSPC)
-		return -EMSGSIZE;
-	if (rc < 0)
-		return rc;
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->id = IPC_MSG_ID;
-	hdr->size = (int32_t)(sizeof(*hdr) + len);
-	sent = qb_ipcc_send(c->qb, c->buf, (size_t)hdr->size);
-	if (sent == hdr->size)
+	n = ipc_frame(IPC_REQUEST, &m, c->buf);
+	if (n < 0)
+		return (int)n;
+	sent = qb_ipcc_send(c->qb, c->buf, (size_t)n);
+	if (sent == n)
 		return 0;
 	return ipc_client_errno(sent < 0 ? (int)-sent : EIO);
 }

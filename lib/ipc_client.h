@@ -24,9 +24,8 @@
 
 #include <stddef.h>
 
+#include "lib/ipc.h"
 #include "proto/wire.h"
-
-#define IPC_SERVICE_DATAPLANE "maglb-dataplane"
 
 enum {
 	IPC_CLIENT_TIMEOUT_DEFAULT_MS = 5000,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The dataplane's local IPC endpoint: libqb shared-memory IPC on the
- * control thread's qb_loop. See ipc.h for the contract.
+ * A local IPC endpoint: libqb shared-memory IPC on a qb_loop. See
+ * ipc_server.h, and ipc.h for the contract.
  *
  * A request goes: libqb header check -> copy out of the shared ring (the
  * client could rewrite the ring while we decode) -> wire_ctl_decode() ->
@@ -11,7 +11,6 @@
  */
 #include "lib/ipc_server.h"
 
-#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -23,12 +22,6 @@
 
 #include <qb/qbipcs.h>
 #include <qb/qblog.h>
-
-/* The bounds ipc.h documents. */
-static_assert(sizeof(struct qb_ipc_request_header) == 16, "ipc.h: - 16");
-static_assert(sizeof(struct qb_ipc_response_header) == 24, "ipc.h: - 24");
-static_assert(64 + (size_t)IPC_FLOWS_PER_MSG_MAX * WIRE_FLOW_ENCODED_MAX <=
-	      IPC_RESPONSE_PAYLOAD_MAX, "a full flow batch fits one message");
 
 const char *const ipc_counter_names[IPC_COUNTER_MAX] = {
 #define IPC_COUNTER_NAME_(id, name, text) [IPC_COUNTER_##id] = #name,
@@ -280,29 +273,6 @@ ipc_conn_find(const struct ipc_server *s, uint64_t id)
 
 /* ------------------------------------------------------------- messages */
 
-/*
- * Encode m after a response header in s->tx. Returns the whole message's
- * length, or -EINVAL / -EMSGSIZE.
- */
-static ssize_t
-ipc_frame(struct ipc_server *s, const struct wire_ctl_msg *m)
-{
-	struct qb_ipc_response_header *hdr = (void *)s->tx;
-	size_t len = 0;
-	int rc;
-
-	rc = wire_ctl_encode(m, s->tx + sizeof(*hdr), IPC_RESPONSE_PAYLOAD_MAX,
-			     &len);
-	if (rc == -ENOSPC)
-		return -EMSGSIZE;
-	if (rc < 0)
-		return rc;
-	memset(hdr, 0, sizeof(*hdr));
-	hdr->id = IPC_MSG_ID;
-	hdr->size = (int32_t)(sizeof(*hdr) + len);
-	return hdr->size;
-}
-
 static ssize_t
 ipc_frame_error(struct ipc_server *s, uint64_t request_id, int code,
 		const char *text)
@@ -314,27 +284,7 @@ ipc_frame_error(struct ipc_server *s, uint64_t request_id, int code,
 	};
 
 	snprintf(m.error.message, sizeof(m.error.message), "%s", text);
-	return ipc_frame(s, &m);
-}
-
-static bool
-ipc_kind_is_request(enum wire_ctl_kind kind)
-{
-	switch (kind) {
-	case WIRE_CTL_STATUS_REQUEST:
-	case WIRE_CTL_COUNTERS_REQUEST:
-	case WIRE_CTL_VIP_LIST_REQUEST:
-	case WIRE_CTL_BACKEND_SET:
-	case WIRE_CTL_RELOAD_REQUEST:
-	case WIRE_CTL_OWNERSHIP_SET:
-	case WIRE_CTL_FLOW_LOOKUP_REQUEST:
-	case WIRE_CTL_DUMP_REQUEST:
-	case WIRE_CTL_EXPORT_SUBSCRIBE:
-	case WIRE_CTL_IMPORT_BATCH:
-		return true;
-	default:
-		return false;
-	}
+	return ipc_frame(IPC_RESPONSE, &m, s->tx);
 }
 
 /* The description of the one wire counter that moved since before. */
@@ -368,7 +318,7 @@ ipc_answer(struct ipc_server *s, struct ipc_conn *conn,
 	} else {
 		resp.version = WIRE_VERSION;
 		resp.request_id = req->request_id;
-		n = ipc_frame(s, &resp);
+		n = ipc_frame(IPC_RESPONSE, &resp, s->tx);
 	}
 	kind = resp.kind < WIRE_CTL_KIND_MAX ? resp.kind : WIRE_CTL_ERROR;
 	if (s->h.release != NULL)
@@ -381,8 +331,9 @@ ipc_answer(struct ipc_server *s, struct ipc_conn *conn,
 		n = ipc_frame_error(s, req->request_id, EMSGSIZE, errmsg);
 	} else if (n < 0) {
 		s->counters.counts[IPC_COUNTER_RESPONSE_INVALID]++;
-		n = ipc_frame_error(s, req->request_id, EPROTO,
-				    "the dataplane built an invalid response");
+		snprintf(errmsg, sizeof(errmsg), "%s built an invalid %s",
+			 s->name, wire_ctl_kind_names[kind]);
+		n = ipc_frame_error(s, req->request_id, EPROTO, errmsg);
 	}
 	return n;
 }
@@ -392,32 +343,28 @@ static ssize_t
 ipc_process(struct ipc_server *s, struct ipc_conn *conn, const void *data,
 	    size_t size)
 {
-	/* A copy: libqb's buffer need not be aligned for the header's fields. */
-	struct qb_ipc_request_header hdr = { .id = 0 };
 	struct wire_counters before = s->counters.wire;
+	ssize_t len = ipc_frame_check(IPC_REQUEST, data, size);
 	struct wire_ctl_msg req;
 	char text[WIRE_TEXT_MAX];
-	size_t len;
 	ssize_t n;
 	int rc;
 
-	if (size >= sizeof(hdr))
-		memcpy(&hdr, data, sizeof(hdr));
-	if (size < sizeof(hdr) || size > IPC_MSG_MAX || hdr.id != IPC_MSG_ID) {
+	if (len < 0) {
 		s->counters.counts[IPC_COUNTER_BAD_HEADER]++;
 		return ipc_frame_error(s, 0, EBADMSG, "bad libqb header: "
 				       "unknown id or size out of bounds");
 	}
-	len = size - sizeof(hdr);
-	memcpy(s->rx, (const uint8_t *)data + sizeof(hdr), len);
-	rc = wire_ctl_decode(s->rx, len, &req, &s->counters.wire);
+	memcpy(s->rx, (const uint8_t *)data + ipc_header_len(IPC_REQUEST),
+	       (size_t)len);
+	rc = wire_ctl_decode(s->rx, (size_t)len, &req, &s->counters.wire);
 	if (rc < 0) {
 		s->counters.counts[IPC_COUNTER_BAD_REQUEST]++;
 		snprintf(text, sizeof(text), "bad request: %s",
 			 ipc_wire_reason(&before, &s->counters.wire));
 		return ipc_frame_error(s, 0, -rc, text);
 	}
-	if (!ipc_kind_is_request(req.kind)) {
+	if (!wire_ctl_kind_is_request(req.kind)) {
 		s->counters.counts[IPC_COUNTER_NOT_A_REQUEST]++;
 		snprintf(text, sizeof(text), "%s is not a request",
 			 wire_ctl_kind_names[req.kind]);
@@ -508,7 +455,7 @@ ipc_server_create(qb_loop_t *loop, const char *service, gid_t group,
 		/* a failed qb_ipcs_run() has released the service */
 		qb_log(LOG_ERR, "ipc %s: cannot publish the service: %s%s",
 		       service, strerror(-rc), rc == -EADDRINUSE ?
-		       " (is another maglb-dataplane running?)" : "");
+		       " (is another server of it running?)" : "");
 		goto fail_loop;
 	}
 	qb_log(LOG_INFO, "ipc %s: serving, group %ld", service,
@@ -566,7 +513,7 @@ ipc_server_send_event(struct ipc_server *s, uint64_t conn_id,
 		return -ENOENT;
 	copy = *m;
 	copy.version = WIRE_VERSION;
-	n = ipc_frame(s, &copy);
+	n = ipc_frame(IPC_RESPONSE, &copy, s->tx);
 	if (n < 0)
 		return (int)n;
 	sent = qb_ipcs_event_send(conn->qb, s->tx, (size_t)n);

@@ -1,30 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The dataplane's local control endpoint (server side): libqb IPC over
- * shared memory, served from a qb_loop on the control thread, for
- * maglb-syncd and maglbctl.
+ * A local IPC endpoint (server side) of the contract in ipc.h: libqb IPC
+ * over shared memory, served from a qb_loop: the dataplane's control thread
+ * (IPC_SERVICE_DATAPLANE), maglb-syncd's loop (IPC_SERVICE_SYNCD).
  *
- * Transport: QB_IPC_SHM. A client connects through a Unix socket (libqb
- * checks SO_PEERCRED there), then each direction is a ring in /dev/shm:
- * request (client -> server), response and event (server -> client). Rings
- * carry messages of any size up to IPC_MSG_MAX without depending on the
- * kernel's socket buffer limits, and a full event ring is an immediate
- * -EAGAIN instead of a blocked sender.
- *
- * Framing: one request = one libqb message, struct qb_ipc_request_header
- * (id IPC_MSG_ID, size = the whole message) + the wire_ctl_encode() bytes.
- * One response or event = struct qb_ipc_response_header (id IPC_MSG_ID,
- * size, error 0) + the encoded envelope. Every request gets exactly one
- * response: the handler's, or a WIRE_CTL_ERROR.
+ * Every request is checked (libqb header, wire decode, request kind)
+ * before the handler sees it, and gets exactly one response.
  *
  * Access: root, and processes whose effective or supplementary groups hold
  * the group given to ipc_server_create(); the shared-memory files are made
  * root:group 0660 (root:root 0600 when root only).
  *
- * Threads: everything here runs on the thread that runs the qb_loop (the
- * control thread), handlers included; call create and destroy there too, or
- * before the loop runs and after it has stopped. libqb's poll callbacks
- * carry no context, so every ipc_server of a process uses the same loop.
+ * Threads: everything here runs on the thread that runs the qb_loop,
+ * handlers included; call create and destroy there too, or before the loop
+ * runs and after it has stopped. libqb's poll callbacks carry no context,
+ * so every ipc_server of a process uses the same loop.
  */
 #ifndef MAGLB_LIB_IPC_SERVER_H
 #define MAGLB_LIB_IPC_SERVER_H
@@ -33,38 +23,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <qb/qbipc_common.h>
 #include <qb/qbloop.h>
 
+#include "lib/ipc.h"
 #include "proto/wire.h"
-
-/*
- * The endpoint's contract, shared with its client library (ctl/client.c).
- *
- * IPC_MSG_MAX is the size of every libqb ring and of the largest message,
- * its libqb header included: a request carries at most IPC_MSG_MAX - 16
- * wire bytes, a response or an event IPC_MSG_MAX - 24. Each connection maps
- * three rings (about 3 MiB of /dev/shm). What fits in one response, at the
- * encoder's worst case (proto/README.md):
- *   - a dump page or a flow batch: (IPC_MSG_MAX - 24 - 64) / 74 = 14168
- *     entries of any family (IPC_FLOWS_PER_MSG_MAX, rounded down to 8192
- *     for margin), 27591 IPv4 ones with IPv4 backends;
- *   - a counter list: about 7000 counters with 63-character scope and
- *     name, more than 20000 with typical names ("worker0", "rx_packets").
- * A response that does not fit is replaced by WIRE_CTL_ERROR EMSGSIZE and
- * counted (RESPONSE_TOO_BIG); handlers page instead (DUMP cursors).
- */
-#define IPC_SERVICE_DATAPLANE "maglb-dataplane"
-
-enum {
-	IPC_MSG_MAX = 1 << 20,
-	IPC_MSG_ID = QB_IPC_MSG_USER_START, /* the only id in a header */
-	IPC_FLOWS_PER_MSG_MAX = 8192,       /* dump page / batch, any family */
-	IPC_REQUEST_PAYLOAD_MAX = IPC_MSG_MAX -
-				  (int)sizeof(struct qb_ipc_request_header),
-	IPC_RESPONSE_PAYLOAD_MAX = IPC_MSG_MAX -
-				   (int)sizeof(struct qb_ipc_response_header),
-};
 
 /*
  * One counter per outcome: X(ENUM, name, description). Bad requests are

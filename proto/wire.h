@@ -253,6 +253,12 @@ extern const char *const wire_flow_table_names[WIRE_FLOW_TABLE_MAX];
 extern const char *const wire_flow_event_names[WIRE_FLOW_EVENT_MAX];
 
 /*
+ * Whether a client may send kind as a request (a response, an event or an
+ * error may not): what every IPC server checks before its handler runs.
+ */
+bool wire_ctl_kind_is_request(enum wire_ctl_kind kind);
+
+/*
  * Strings are NUL-terminated inside their arrays. Arrays (pointer + count)
  * are the caller's when it encodes, and allocated by wire_ctl_decode() when
  * it decodes (see there).

@@ -63,6 +63,25 @@ const char *const wire_flow_event_names[WIRE_FLOW_EVENT_MAX] = {
 	[WIRE_FLOW_EVENT_CLOSE] = "close",
 };
 
+bool wire_ctl_kind_is_request(enum wire_ctl_kind kind)
+{
+	switch (kind) {
+	case WIRE_CTL_STATUS_REQUEST:
+	case WIRE_CTL_COUNTERS_REQUEST:
+	case WIRE_CTL_VIP_LIST_REQUEST:
+	case WIRE_CTL_BACKEND_SET:
+	case WIRE_CTL_RELOAD_REQUEST:
+	case WIRE_CTL_OWNERSHIP_SET:
+	case WIRE_CTL_FLOW_LOOKUP_REQUEST:
+	case WIRE_CTL_DUMP_REQUEST:
+	case WIRE_CTL_EXPORT_SUBSCRIBE:
+	case WIRE_CTL_IMPORT_BATCH:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /*
  * control.proto's enums are ours plus one, value 0 being UNSPECIFIED (proto3
  * wants a zero value; a field never set must not read as UP or NEW).

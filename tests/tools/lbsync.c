@@ -65,8 +65,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/ipc.h"
 #include "lib/ipc_client.h"
-#include "lib/ipc_server.h"
 #include "proto/wire.h"
 
 enum {
