@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * maglbctl: the admin CLI of maglb-dataplane, over its local IPC (the
- * client library in ctl/client.h). Every read command prints an aligned
+ * client library in lib/ipc_client.h). Every read command prints an aligned
  * table, or one JSON document with --json. Commands, output and exit codes
  * are in ctl/README.md and usage() below.
  *
@@ -369,8 +369,8 @@ maglbctl_call(struct maglbctl *m, const struct wire_ctl_msg *req,
 		return MAGLBCTL_EXIT_ERROR;
 	}
 	if (resp->kind != want) {
-		fprintf(stderr, "maglbctl: unexpected %s from maglb-dataplane\n",
-			wire_ctl_kind_names[resp->kind]);
+		fprintf(stderr, "maglbctl: unexpected %s from service %s\n",
+			wire_ctl_kind_names[resp->kind], m->service);
 		wire_ctl_msg_free(resp);
 		return MAGLBCTL_EXIT_ERROR;
 	}
@@ -741,8 +741,8 @@ maglbctl_flows_fetch(struct maglbctl *m, const char *vip, uint64_t limit,
 			return rc;
 		rc = maglbctl_flows_append(fl, &resp.dump, limit);
 		if (resp.dump.next_cursor != 0 && resp.dump.next_cursor == cursor) {
-			fprintf(stderr, "maglbctl: maglb-dataplane's dump cursor "
-				"did not advance\n");
+			fprintf(stderr, "maglbctl: service %s: the dump cursor "
+				"did not advance\n", m->service);
 			rc = -EPROTO;
 		}
 		cursor = resp.dump.next_cursor;

@@ -119,15 +119,16 @@ ipc_client_left_ms(int64_t deadline)
 	return left < 0 ? 0 : (int)left;
 }
 
-/* Check the libqb header of the n bytes in c->buf and decode what follows. */
+/* Check the libqb header of the n bytes at buf and decode what follows. */
 static int
-ipc_client_decode(struct ipc_client *c, ssize_t n, struct wire_ctl_msg *m)
+ipc_decode(const uint8_t *buf, ssize_t n, struct wire_ctl_msg *m,
+	   struct wire_counters *wire)
 {
-	ssize_t len = n < 0 ? -EBADMSG : ipc_frame_check(IPC_RESPONSE, c->buf,
+	ssize_t len = n < 0 ? -EBADMSG : ipc_frame_check(IPC_RESPONSE, buf,
 							 (size_t)n);
 
-	if (len < 0 || wire_ctl_decode(c->buf + ipc_header_len(IPC_RESPONSE),
-				       (size_t)len, m, &c->wire) < 0)
+	if (len < 0 || wire_ctl_decode(buf + ipc_header_len(IPC_RESPONSE),
+				       (size_t)len, m, wire) < 0)
 		return -EBADMSG;
 	return 0;
 }
@@ -174,10 +175,10 @@ ipc_client_request(struct ipc_client *c, const struct wire_ctl_msg *req,
 				continue;
 			return rc;
 		}
-		rc = ipc_client_decode(c, n, &m);
+		rc = ipc_decode(c->buf, n, &m, &c->wire);
 		if (rc < 0)
 			return rc;
-		/* an ERROR with id 0: the dataplane could not read our id */
+		/* an ERROR with id 0: the server could not read our id */
 		if (m.request_id == id ||
 		    (m.request_id == 0 && m.kind == WIRE_CTL_ERROR)) {
 			*resp = m;
@@ -198,7 +199,7 @@ ipc_client_event_recv(struct ipc_client *c, struct wire_ctl_msg *m,
 		return -EAGAIN;
 	if (n < 0)
 		return ipc_client_errno((int)-n);
-	return ipc_client_decode(c, n, m);
+	return ipc_decode(c->buf, n, m, &c->wire);
 }
 
 int
@@ -222,32 +223,51 @@ ipc_client_wire_counters(const struct ipc_client *c)
 	return &c->wire;
 }
 
+/* The program that serves service, for maglb's own services; else NULL. */
+static const char *
+ipc_service_program(const char *service)
+{
+	static const char *const programs[] = {
+		IPC_SERVICE_DATAPLANE,  /* each named after its program */
+		IPC_SERVICE_SYNCD,
+	};
+
+	for (size_t i = 0; i < sizeof(programs) / sizeof(programs[0]); i++)
+		if (strcmp(service, programs[i]) == 0)
+			return programs[i];
+	return NULL;
+}
+
 const char *
 ipc_strerror(int rc, const char *service, char *buf, size_t len)
 {
+	const char *prog;
+	char by[WIRE_NAME_MAX + 16] = "";
+
 	if (service == NULL)
 		service = IPC_SERVICE_DATAPLANE;
+	prog = ipc_service_program(service);
+	if (prog != NULL)
+		snprintf(by, sizeof(by), " (%s serves it)", prog);
 	switch (-rc) {
 	case ECONNREFUSED:
-		snprintf(buf, len, "maglb-dataplane is not running "
-			 "(service %s)", service);
+		snprintf(buf, len, "service %s is not running%s", service, by);
 		break;
 	case ENOTCONN:
-		snprintf(buf, len, "maglb-dataplane closed the connection "
-			 "(service %s)", service);
+		snprintf(buf, len, "service %s closed the connection%s", service,
+			 by);
 		break;
 	case EACCES:
-		snprintf(buf, len, "permission denied by maglb-dataplane "
-			 "(service %s): run as root or as a member of the "
-			 "maglb group", service);
+		snprintf(buf, len, "permission denied by service %s%s: run as "
+			 "root or as a member of the maglb group", service, by);
 		break;
 	case ETIMEDOUT:
-		snprintf(buf, len, "maglb-dataplane did not answer in time "
-			 "(service %s)", service);
+		snprintf(buf, len, "service %s did not answer in time%s",
+			 service, by);
 		break;
 	case EBADMSG:
-		snprintf(buf, len, "maglb-dataplane sent an answer that does "
-			 "not decode (service %s)", service);
+		snprintf(buf, len, "service %s sent an answer that does not "
+			 "decode%s", service, by);
 		break;
 	default:
 		snprintf(buf, len, "service %s: %s", service, strerror(-rc));

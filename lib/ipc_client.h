@@ -1,28 +1,31 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Client library of the dataplane's local IPC endpoint (dataplane/ipc.h),
- * for maglbctl and maglb-syncd: connect to the libqb service, one request
- * and its response with a timeout, and the export event stream.
+ * Client of maglb's local IPC endpoints (contract: ipc.h; server:
+ * ipc_server.h), blocking (struct ipc_client), for maglbctl and the test
+ * tools: one request and its response with a timeout, and the export event
+ * stream; nothing here logs.
  *
  * Errors, as -errno:
- *   -ECONNREFUSED  maglb-dataplane is not running (nothing serves the name)
- *   -EACCES        the dataplane refused us: neither root nor in its group
- *   -ENOTCONN      the dataplane went away while we were connected
+ *   -ECONNREFUSED  nothing serves the service (its program is not running)
+ *   -EACCES        the server refused us: neither root nor in its group
+ *   -ENOTCONN      the server went away while we were connected
  *   -ETIMEDOUT     no response within the timeout
- *   -EBADMSG       the dataplane's answer did not decode (counted in
+ *   -EBADMSG       the server's answer did not decode (counted in
  *                  ipc_client_wire_counters())
  *   -EMSGSIZE      the request does not fit one IPC message
  *   -EINVAL        the request does not encode
  *   -ENOMEM
- * ipc_strerror() turns them into a line for a person.
+ * ipc_strerror() turns them into a line for a person that names the
+ * service and the program serving it.
  *
  * Threads: a struct ipc_client belongs to one thread at a time; requests
- * and event receives on it do not overlap. Nothing here logs.
+ * and event receives on it do not overlap.
  */
 #ifndef MAGLB_LIB_IPC_CLIENT_H
 #define MAGLB_LIB_IPC_CLIENT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lib/ipc.h"
 #include "proto/wire.h"
@@ -30,6 +33,8 @@
 enum {
 	IPC_CLIENT_TIMEOUT_DEFAULT_MS = 5000,
 };
+
+/* ------------------------------------------------------------ blocking */
 
 struct ipc_client;
 
@@ -47,10 +52,10 @@ void ipc_client_close(struct ipc_client *c);
  * Send req (its version and request_id are set here) and wait up to
  * timeout_ms (< 0: forever) for its response. On 0, *resp holds the decoded
  * response, whatever its kind: a WIRE_CTL_ERROR with a non-zero code is the
- * dataplane refusing the request, with its reason. The caller releases
- * *resp with wire_ctl_msg_free(). A response to an earlier request that
- * timed out is recognised by its request_id and skipped. On failure
- * returns -errno (see above) and *resp is untouched.
+ * server refusing the request, with its reason. The caller releases *resp
+ * with wire_ctl_msg_free(). A response to an earlier request that timed
+ * out is recognised by its request_id and skipped. On failure returns
+ * -errno (see above) and *resp is untouched.
  */
 int ipc_client_request(struct ipc_client *c, const struct wire_ctl_msg *req,
 		       struct wire_ctl_msg *resp, int timeout_ms);
@@ -67,22 +72,23 @@ int ipc_client_event_recv(struct ipc_client *c, struct wire_ctl_msg *m,
 /*
  * A file descriptor that polls readable when events may be waiting, for a
  * qb_loop or poll(); then call ipc_client_event_recv(c, m, 0) until
- * -EAGAIN. Returns the fd or -errno.
+ * -EAGAIN. Responses do not make it readable. Returns the fd or -errno.
  */
 int ipc_client_fd(struct ipc_client *c);
 
 /* The service c is connected to. */
 const char *ipc_client_service(const struct ipc_client *c);
 
-/* Decode drops of what the dataplane sent us. */
+/* Decode drops of what the server sent us. */
 const struct wire_counters *ipc_client_wire_counters(const struct ipc_client *c);
 
 /*
  * A line for a person about rc (-errno from this library), naming service
- * (NULL: the default): "maglb-dataplane is not running (service NAME)",
- * "permission denied: ...", ... Written into buf (len bytes), returned.
+ * (NULL: IPC_SERVICE_DATAPLANE) and, for maglb's own services, the program
+ * that serves it: "service maglb-syncd is not running (maglb-syncd serves
+ * it)", "permission denied by service NAME: run as root or as a member of
+ * the maglb group", ... Written into buf (len bytes), returned.
  */
-const char *ipc_strerror(int rc, const char *service, char *buf,
-				size_t len);
+const char *ipc_strerror(int rc, const char *service, char *buf, size_t len);
 
 #endif /* MAGLB_LIB_IPC_CLIENT_H */

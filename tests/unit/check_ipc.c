@@ -810,10 +810,22 @@ START_TEST(test_not_running)
 	snprintf(name, sizeof(name), "maglb-check-nobody-%ld", (long)getpid());
 	ck_assert_int_eq(ipc_client_connect(name, &c), -ECONNREFUSED);
 	ck_assert_ptr_null(c);
-	snprintf(want, sizeof(want),
-		 "maglb-dataplane is not running (service %s)", name);
-	ck_assert_str_eq(ipc_strerror(-ECONNREFUSED, name, text,
-					     sizeof(text)), want);
+	snprintf(want, sizeof(want), "service %s is not running", name);
+	ck_assert_str_eq(ipc_strerror(-ECONNREFUSED, name, text, sizeof(text)),
+			 want);
+	/* maglb's own services name the program that serves them */
+	ck_assert_str_eq(ipc_strerror(-ECONNREFUSED, IPC_SERVICE_SYNCD, text,
+				      sizeof(text)), "service maglb-syncd is not "
+			 "running (maglb-syncd serves it)");
+	ck_assert_str_eq(ipc_strerror(-ENOTCONN, NULL, text, sizeof(text)),
+			 "service maglb-dataplane closed the connection "
+			 "(maglb-dataplane serves it)");
+	ck_assert_str_eq(ipc_strerror(-EACCES, IPC_SERVICE_SYNCD, text,
+				      sizeof(text)), "permission denied by "
+			 "service maglb-syncd (maglb-syncd serves it): run as "
+			 "root or as a member of the maglb group");
+	ck_assert_str_eq(ipc_strerror(-ETIMEDOUT, name, text, sizeof(text)) +
+			 strlen(name) + 8, " did not answer in time");
 }
 END_TEST
 
@@ -1152,8 +1164,7 @@ START_TEST(test_maglbctl_not_running)
 	static struct ctl_run r;
 
 	ctl_run(&r, "maglb-check-nobody", (const char *const[]){ "status", NULL });
-	ctl_expect(&r, 3, NULL, "maglb-dataplane is not running "
-				"(service maglb-check-nobody)");
+	ctl_expect(&r, 3, NULL, "service maglb-check-nobody is not running\n");
 	ck_assert_str_eq(r.out, "");
 	ctl_run(&r, "maglb-check-nobody",
 		(const char *const[]){ "--json", "flows", NULL });
