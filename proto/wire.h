@@ -144,6 +144,9 @@ struct wire_sync_msg {
 	uint32_t epoch;             /* RESYNC_*: >= 1 */
 	uint32_t peer;              /* RESYNC_*: see the enum; >= 1 but in REQUEST */
 	uint64_t entry_count;       /* RESYNC_END */
+	uint64_t stamp_us;          /* NEW, REFRESH, CLOSE: the sender's
+				     * CLOCK_REALTIME µs at the first export
+				     * in it (lag); 0 none */
 	const struct wire_flow *entries; /* owned by the caller */
 	size_t count;
 };

@@ -41,6 +41,7 @@ struct sync_body {
 	uint32_t epoch;
 	uint32_t peer;
 	uint64_t entry_count;
+	uint64_t stamp_us;
 	Maglb__Sync__Flow **entries;
 	size_t count;
 };
@@ -130,6 +131,7 @@ static bool sync_body_get(const Maglb__Sync__Envelope *env,
 		return false;
 	b->entries = batch->entries;
 	b->count = batch->n_entries;
+	b->stamp_us = batch->stamp_us;
 	return true;
 }
 
@@ -180,6 +182,7 @@ static void sync_body_set(const struct wire_sync_msg *m, struct sync_pb *p)
 		p->body.batch = (Maglb__Sync__Batch)MAGLB__SYNC__BATCH__INIT;
 		p->body.batch.entries = p->flows;
 		p->body.batch.n_entries = m->count;
+		p->body.batch.stamp_us = m->stamp_us;
 		/* The three kinds share the Batch type: any member will do. */
 		env->flow_new = &p->body.batch;
 		break;
@@ -307,6 +310,7 @@ int wire_sync_decode(const uint8_t *buf, size_t len, struct wire_sync_msg *m,
 		.epoch = b.epoch,
 		.peer = b.peer,
 		.entry_count = b.entry_count,
+		.stamp_us = b.stamp_us,
 		.entries = b.count > 0 ? entries : NULL,
 		.count = b.count,
 	};

@@ -312,6 +312,7 @@ static void sync_sample(enum wire_sync_kind kind, size_t n,
 	default:
 		m->entries = src;
 		m->count = n;
+		m->stamp_us = 1764547200123456ull;
 		break;
 	}
 }
@@ -336,6 +337,7 @@ static void sync_roundtrip(const struct wire_sync_msg *m, size_t cap)
 	ck_assert_uint_eq(out.epoch, m->epoch);
 	ck_assert_uint_eq(out.peer, m->peer);
 	ck_assert_uint_eq(out.entry_count, m->entry_count);
+	ck_assert_uint_eq(out.stamp_us, m->stamp_us);
 	ck_assert_uint_eq(out.count, m->count);
 	ck_assert(out.count == 0 ? out.entries == NULL : out.entries == dst);
 	for (size_t i = 0; i < m->count; i++)
