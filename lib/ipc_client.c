@@ -6,14 +6,17 @@
 #include "lib/ipc_client.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <qb/qbipcc.h>
+#include <qb/qblog.h>
 
 #include "lib/ipc.h"
 
@@ -274,4 +277,555 @@ ipc_strerror(int rc, const char *service, char *buf, size_t len)
 		break;
 	}
 	return buf;
+}
+
+/* --------------------------------------------------------- async client */
+
+const char *const ipc_async_counter_names[IPC_ASYNC_COUNTER_MAX] = {
+#define IPC_ASYNC_COUNTER_NAME_(id, name, text) [IPC_ASYNC_##id] = #name,
+	IPC_ASYNC_COUNTERS(IPC_ASYNC_COUNTER_NAME_)
+#undef IPC_ASYNC_COUNTER_NAME_
+};
+
+const char *const ipc_async_counter_descriptions[IPC_ASYNC_COUNTER_MAX] = {
+#define IPC_ASYNC_COUNTER_TEXT_(id, name, text) [IPC_ASYNC_##id] = text,
+	IPC_ASYNC_COUNTERS(IPC_ASYNC_COUNTER_TEXT_)
+#undef IPC_ASYNC_COUNTER_TEXT_
+};
+
+enum ipc_async_state {
+	IPC_ASYNC_DOWN,         /* a retry timer is armed */
+	IPC_ASYNC_CONNECTING,   /* connect_async() done, its fd polled */
+	IPC_ASYNC_UP,
+};
+
+/* A request in flight; id 0: a free slot. */
+struct ipc_async_slot {
+	uint64_t id;
+	uint64_t deadline_ms;
+	ipc_done_fn done;
+	void *arg;
+};
+
+struct ipc_async {
+	qb_loop_t *loop;
+	char service[WIRE_NAME_MAX];
+	struct ipc_async_ops ops;
+	void *arg;
+	enum ipc_async_state state;
+	qb_ipcc_connection_t *qb;
+	int fd;                         /* polled while connecting or up */
+	qb_loop_timer_handle retry;     /* connect attempts (DOWN) */
+	qb_loop_timer_handle poll;      /* responses and timeouts (in flight) */
+	qb_loop_timer_handle fail;      /* a send saw the connection gone */
+	bool retry_armed, poll_armed, fail_armed;
+	unsigned retry_ms;              /* the next attempt's delay */
+	unsigned attempts;              /* failed since the last connect */
+	bool fell;                      /* down() said since the last up() */
+	bool said_still_down;           /* logged once the delays are at max */
+	unsigned depth;                 /* callbacks of ours on the stack */
+	bool dead;                      /* destroyed: freed at depth 0 */
+	uint64_t next_id;
+	unsigned inflight;
+	struct ipc_async_slot slots[IPC_ASYNC_WINDOW];
+	struct ipc_async_counters counters;
+	uint8_t *buf;                   /* IPC_MSG_MAX: one message in or out */
+};
+
+static void ipc_async_connect(void *data);
+
+static uint64_t
+ipc_async_now_ms(void)
+{
+	return (uint64_t)ipc_client_now_ms();
+}
+
+static void
+ipc_async_timer(struct ipc_async *a, qb_loop_timer_handle *h, bool *armed,
+		unsigned ms, qb_loop_timer_dispatch_fn fn)
+{
+	if (*armed)
+		return;
+	*armed = qb_loop_timer_add(a->loop, QB_LOOP_HIGH,
+				   (uint64_t)ms * 1000000, a, fn, h) == 0;
+}
+
+static void
+ipc_async_timer_del(struct ipc_async *a, qb_loop_timer_handle h, bool *armed)
+{
+	if (*armed)
+		qb_loop_timer_del(a->loop, h);
+	*armed = false;
+}
+
+/*
+ * Entry and exit of every loop callback: a user callback may destroy a,
+ * which is then freed by the outermost exit.
+ */
+static void
+ipc_async_enter(struct ipc_async *a)
+{
+	a->depth++;
+}
+
+static void
+ipc_async_free(struct ipc_async *a)
+{
+	free(a->buf);
+	free(a);
+}
+
+static void
+ipc_async_leave(struct ipc_async *a)
+{
+	if (--a->depth == 0 && a->dead)
+		ipc_async_free(a);
+}
+
+/* Free the slot, then done(): it may send (into the slot) or destroy a. */
+static void
+ipc_async_finish(struct ipc_async *a, struct ipc_async_slot *slot, int rc,
+		 const struct wire_ctl_msg *m)
+{
+	struct ipc_async_slot s = *slot;
+
+	slot->id = 0;
+	a->inflight--;
+	s.done(s.arg, rc, m);
+}
+
+/*
+ * done(rc) for each request in flight, or only those past their deadline
+ * at *now; each one counted in counter (IPC_ASYNC_COUNTER_MAX: none).
+ */
+static void
+ipc_async_fail(struct ipc_async *a, int rc, const uint64_t *now,
+	       enum ipc_async_counter counter)
+{
+	for (unsigned i = 0; i < IPC_ASYNC_WINDOW; i++) {
+		const struct ipc_async_slot *s = &a->slots[i];
+
+		if (s->id == 0 ||
+		    (now != NULL && (int64_t)(*now - s->deadline_ms) < 0))
+			continue;
+		if (counter != IPC_ASYNC_COUNTER_MAX)
+			a->counters.counts[counter]++;
+		ipc_async_finish(a, &a->slots[i], rc, NULL);
+	}
+}
+
+/* Drop the libqb connection, if any, and its descriptor's poll. */
+static void
+ipc_async_close(struct ipc_async *a)
+{
+	if (a->fd >= 0)
+		qb_loop_poll_del(a->loop, a->fd);
+	a->fd = -1;
+	if (a->qb != NULL)
+		qb_ipcc_disconnect(a->qb);
+	a->qb = NULL;
+	ipc_async_timer_del(a, a->poll, &a->poll_armed);
+	ipc_async_timer_del(a, a->fail, &a->fail_armed);
+}
+
+/* Arm the next attempt, the delay doubling up to its cap. */
+static void
+ipc_async_retry_later(struct ipc_async *a)
+{
+	a->state = IPC_ASYNC_DOWN;
+	ipc_async_timer(a, &a->retry, &a->retry_armed, a->retry_ms,
+			ipc_async_connect);
+	a->retry_ms = a->retry_ms * 2 < IPC_ASYNC_RETRY_MAX_MS ?
+		      a->retry_ms * 2 : IPC_ASYNC_RETRY_MAX_MS;
+}
+
+/* An attempt failed (err: -errno): log and tell on a fall only. */
+static void
+ipc_async_connect_failed(struct ipc_async *a, int err)
+{
+	char text[WIRE_TEXT_MAX];
+
+	a->counters.counts[IPC_ASYNC_CONNECT_FAILURES]++;
+	a->attempts++;
+	a->fd = -1;
+	a->qb = NULL;
+	ipc_async_retry_later(a);
+	if (!a->fell) {
+		qb_log(LOG_WARNING, "ipc %s: %s; retrying", a->service,
+		       ipc_strerror(err, a->service, text, sizeof(text)));
+	} else if (a->retry_ms == IPC_ASYNC_RETRY_MAX_MS && !a->said_still_down) {
+		a->said_still_down = true;
+		qb_log(LOG_WARNING, "ipc %s: still down after %u attempts (%s); "
+		       "retrying every %u ms", a->service, a->attempts,
+		       strerror(-err), IPC_ASYNC_RETRY_MAX_MS);
+	}
+	if (!a->fell) {
+		a->fell = true;
+		if (a->ops.down != NULL)
+			a->ops.down(a->arg, err);
+	}
+}
+
+/* The connection is gone: fail what is in flight, tell, retry soon. */
+static void
+ipc_async_lost(struct ipc_async *a, int err)
+{
+	char text[WIRE_TEXT_MAX];
+
+	if (a->state != IPC_ASYNC_UP)
+		return;
+	ipc_async_close(a);
+	a->counters.counts[IPC_ASYNC_DISCONNECTS]++;
+	a->retry_ms = IPC_ASYNC_RETRY_MIN_MS;
+	a->attempts = 0;
+	a->said_still_down = false;
+	ipc_async_retry_later(a);
+	qb_log(LOG_WARNING, "ipc %s: connection lost: %s; reconnecting",
+	       a->service, ipc_strerror(err, a->service, text, sizeof(text)));
+	ipc_async_fail(a, -ENOTCONN, NULL, IPC_ASYNC_ABORTED);
+	if (!a->dead && !a->fell) {
+		a->fell = true;
+		if (a->ops.down != NULL)
+			a->ops.down(a->arg, err);
+	}
+}
+
+static struct ipc_async_slot *
+ipc_async_slot_of(struct ipc_async *a, uint64_t id)
+{
+	for (unsigned i = 0; i < IPC_ASYNC_WINDOW; i++)
+		if (a->slots[i].id == id && id != 0)
+			return &a->slots[i];
+	return NULL;
+}
+
+/* One decoded response: its request's done(), or counted as late. */
+static void
+ipc_async_answer(struct ipc_async *a, const struct wire_ctl_msg *m)
+{
+	struct ipc_async_slot *slot = ipc_async_slot_of(a, m->request_id);
+
+	if (slot == NULL) {
+		a->counters.counts[IPC_ASYNC_LATE]++;
+		return;
+	}
+	a->counters.counts[IPC_ASYNC_RESPONSES]++;
+	if (m->kind == WIRE_CTL_ERROR && m->error.code != 0)
+		a->counters.counts[IPC_ASYNC_ERRORS]++;
+	ipc_async_finish(a, slot, 0, m);
+}
+
+/*
+ * Take every response (events false) or event waiting, never blocking
+ * (timeout 0). Returns 0, or the -errno of a lost connection.
+ */
+static int
+ipc_async_drain(struct ipc_async *a, bool events)
+{
+	while (!a->dead && a->state == IPC_ASYNC_UP) {
+		struct wire_ctl_msg m;
+		ssize_t n = events ? qb_ipcc_event_recv(a->qb, a->buf, IPC_MSG_MAX, 0) :
+				     qb_ipcc_recv(a->qb, a->buf, IPC_MSG_MAX, 0);
+
+		if (n == -ETIMEDOUT || n == -EAGAIN)
+			return 0;
+		if (n < 0)
+			return ipc_client_errno((int)-n);
+		if (ipc_decode(a->buf, n, &m, &a->counters.wire) < 0) {
+			a->counters.counts[IPC_ASYNC_BAD_MESSAGES]++;
+			continue;
+		}
+		if (!events) {
+			ipc_async_answer(a, &m);
+		} else {
+			a->counters.counts[IPC_ASYNC_EVENTS]++;
+			if (a->ops.event != NULL)
+				a->ops.event(a->arg, &m);
+		}
+		wire_ctl_msg_free(&m);
+	}
+	return 0;
+}
+
+/* Requests past their deadline get done(-ETIMEDOUT). */
+static void
+ipc_async_expire(struct ipc_async *a)
+{
+	uint64_t now = ipc_async_now_ms();
+
+	ipc_async_fail(a, -ETIMEDOUT, &now, IPC_ASYNC_TIMEOUTS);
+}
+
+static void ipc_async_on_poll(void *data);
+
+/* After any exchange: poll again in 1 ms while anything is in flight. */
+static void
+ipc_async_rearm(struct ipc_async *a)
+{
+	if (!a->dead && a->state == IPC_ASYNC_UP && a->inflight > 0)
+		ipc_async_timer(a, &a->poll, &a->poll_armed, IPC_ASYNC_POLL_MS,
+				ipc_async_on_poll);
+}
+
+/* Responses, then events; a lost connection once both rings are read. */
+static void
+ipc_async_service_rings(struct ipc_async *a, bool hangup)
+{
+	int rc = ipc_async_drain(a, false);
+
+	if (rc == 0)
+		rc = ipc_async_drain(a, true);
+	if (rc == 0 && hangup)
+		rc = -ENOTCONN;
+	if (rc < 0 && !a->dead)
+		ipc_async_lost(a, rc);
+	if (!a->dead)
+		ipc_async_expire(a);
+	ipc_async_rearm(a);
+}
+
+/* A loop callback's body: armed, its timer's flag, has fired. */
+static void
+ipc_async_wake(struct ipc_async *a, bool *armed, bool hangup)
+{
+	ipc_async_enter(a);
+	if (armed != NULL)
+		*armed = false;
+	ipc_async_service_rings(a, hangup);
+	ipc_async_leave(a);
+}
+
+static void
+ipc_async_on_poll(void *data)
+{
+	struct ipc_async *a = data;
+
+	ipc_async_wake(a, &a->poll_armed, false);
+}
+
+static int32_t
+ipc_async_on_fd(int32_t fd, int32_t revents, void *data)
+{
+	(void)fd;
+	ipc_async_wake(data, NULL, (revents & (POLLHUP | POLLERR | POLLNVAL)) != 0);
+	return 0;
+}
+
+/* A send saw the connection gone: handle it here, not inside the send. */
+static void
+ipc_async_on_fail(void *data)
+{
+	struct ipc_async *a = data;
+
+	ipc_async_wake(a, &a->fail_armed, true);
+}
+
+/* The server answered the connect: finish it, then up(). */
+static int32_t
+ipc_async_on_connect(int32_t fd, int32_t revents, void *data)
+{
+	struct ipc_async *a = data;
+	int32_t rc;
+
+	(void)revents;
+	ipc_async_enter(a);
+	qb_loop_poll_del(a->loop, fd);
+	rc = qb_ipcc_connect_continue(a->qb);   /* frees it on failure */
+	if (rc != 0) {
+		ipc_async_connect_failed(a, ipc_client_errno(-rc));
+		goto out;
+	}
+	if (qb_ipcc_fd_get(a->qb, &a->fd) != 0 ||
+	    qb_loop_poll_add(a->loop, QB_LOOP_HIGH, a->fd, POLLIN | POLLPRI, a,
+			     ipc_async_on_fd) != 0) {
+		a->fd = -1;
+		qb_ipcc_disconnect(a->qb);
+		ipc_async_connect_failed(a, -ENOMEM);
+		goto out;
+	}
+	a->state = IPC_ASYNC_UP;
+	a->counters.counts[IPC_ASYNC_CONNECTS]++;
+	if (a->attempts > 0 || a->counters.counts[IPC_ASYNC_CONNECTS] > 1)
+		qb_log(LOG_NOTICE, "ipc %s: connected after %u failed attempt(s)",
+		       a->service, a->attempts);
+	else
+		qb_log(LOG_INFO, "ipc %s: connected", a->service);
+	a->retry_ms = IPC_ASYNC_RETRY_MIN_MS;
+	a->attempts = 0;
+	a->fell = false;
+	a->said_still_down = false;
+	if (a->ops.up != NULL)
+		a->ops.up(a->arg);
+	if (!a->dead && a->state == IPC_ASYNC_UP)
+		ipc_async_service_rings(a, false);   /* events sent meanwhile */
+out:
+	ipc_async_leave(a);
+	return 0;
+}
+
+/*
+ * Free a connection connect_async() opened and nobody continued: libqb's
+ * disconnect frees it but leaves its socket open.
+ */
+static void
+ipc_async_half_close(struct ipc_async *a, int fd)
+{
+	close(fd);
+	qb_ipcc_disconnect(a->qb);
+	a->qb = NULL;
+}
+
+/* A connect attempt (retry timer): never blocks. */
+static void
+ipc_async_connect(void *data)
+{
+	struct ipc_async *a = data;
+	int fd = -1;
+
+	ipc_async_enter(a);
+	a->retry_armed = false;
+	errno = 0;
+	a->qb = qb_ipcc_connect_async(a->service, IPC_MSG_MAX, &fd);
+	if (a->qb == NULL) {
+		ipc_async_connect_failed(a, ipc_client_errno(errno));
+	} else if (qb_loop_poll_add(a->loop, QB_LOOP_HIGH, fd, POLLIN, a,
+				    ipc_async_on_connect) != 0) {
+		ipc_async_half_close(a, fd);
+		ipc_async_connect_failed(a, -ENOMEM);
+	} else {
+		a->fd = fd;
+		a->state = IPC_ASYNC_CONNECTING;
+	}
+	ipc_async_leave(a);
+}
+
+struct ipc_async *
+ipc_async_create(qb_loop_t *loop, const char *service,
+		 const struct ipc_async_ops *ops, void *arg)
+{
+	struct ipc_async *a;
+
+	if (service == NULL)
+		service = IPC_SERVICE_DATAPLANE;
+	if (loop == NULL || service[0] == '\0' ||
+	    strlen(service) >= sizeof(a->service))
+		return NULL;
+	a = calloc(1, sizeof(*a));
+	if (a == NULL)
+		return NULL;
+	a->buf = malloc(IPC_MSG_MAX);
+	if (a->buf == NULL) {
+		free(a);
+		return NULL;
+	}
+	a->loop = loop;
+	snprintf(a->service, sizeof(a->service), "%s", service);
+	if (ops != NULL)
+		a->ops = *ops;
+	a->arg = arg;
+	a->fd = -1;
+	a->next_id = 1;
+	a->retry_ms = 0;    /* the first attempt at once */
+	ipc_async_retry_later(a);
+	a->retry_ms = IPC_ASYNC_RETRY_MIN_MS;
+	if (!a->retry_armed) {
+		ipc_async_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+void
+ipc_async_destroy(struct ipc_async *a)
+{
+	if (a == NULL || a->dead)
+		return;
+	a->dead = true;
+	if (a->state == IPC_ASYNC_CONNECTING) {
+		qb_loop_poll_del(a->loop, a->fd);
+		ipc_async_half_close(a, a->fd);
+		a->fd = -1;
+	}
+	ipc_async_close(a);
+	ipc_async_timer_del(a, a->retry, &a->retry_armed);
+	a->state = IPC_ASYNC_DOWN;
+	/* done() may not send (a is dead: -ENOTCONN) nor destroy again */
+	a->depth++;
+	ipc_async_fail(a, -ECANCELED, NULL, IPC_ASYNC_COUNTER_MAX);
+	ipc_async_leave(a);
+}
+
+int
+ipc_async_send(struct ipc_async *a, const struct wire_ctl_msg *req,
+	       ipc_done_fn done, void *done_arg)
+{
+	struct ipc_async_slot *slot;
+	struct wire_ctl_msg m;
+	ssize_t n, sent;
+
+	if (done == NULL || req == NULL)
+		return -EINVAL;
+	if (a->dead || a->state != IPC_ASYNC_UP || a->fail_armed)
+		return -ENOTCONN;
+	slot = NULL;
+	for (unsigned i = 0; i < IPC_ASYNC_WINDOW && slot == NULL; i++)
+		if (a->slots[i].id == 0)
+			slot = &a->slots[i];
+	if (slot == NULL) {
+		a->counters.counts[IPC_ASYNC_SEND_AGAIN]++;
+		return -EAGAIN;
+	}
+	m = *req;
+	m.version = WIRE_VERSION;
+	m.request_id = a->next_id;
+	n = ipc_frame(IPC_REQUEST, &m, a->buf);
+	if (n < 0)
+		return (int)n;
+	sent = qb_ipcc_send(a->qb, a->buf, (size_t)n);
+	if (sent == -EMSGSIZE)
+		return -EMSGSIZE;
+	if (sent == -EAGAIN || sent == -ETIMEDOUT) {
+		a->counters.counts[IPC_ASYNC_SEND_AGAIN]++;
+		return -EAGAIN;
+	}
+	if (sent != n) {
+		/* lost: the loop fails the others and says down() */
+		ipc_async_timer(a, &a->fail, &a->fail_armed, 0,
+				ipc_async_on_fail);
+		return -ENOTCONN;
+	}
+	*slot = (struct ipc_async_slot){
+		.id = a->next_id++,
+		.deadline_ms = ipc_async_now_ms() + IPC_ASYNC_TIMEOUT_MS,
+		.done = done,
+		.arg = done_arg,
+	};
+	a->inflight++;
+	a->counters.counts[IPC_ASYNC_REQUESTS]++;
+	ipc_async_rearm(a);
+	return 0;
+}
+
+bool
+ipc_async_connected(const struct ipc_async *a)
+{
+	return !a->dead && a->state == IPC_ASYNC_UP;
+}
+
+unsigned
+ipc_async_inflight(const struct ipc_async *a)
+{
+	return a->inflight;
+}
+
+const char *
+ipc_async_service(const struct ipc_async *a)
+{
+	return a->service;
+}
+
+const struct ipc_async_counters *
+ipc_async_counters(const struct ipc_async *a)
+{
+	return &a->counters;
 }

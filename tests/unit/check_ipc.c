@@ -61,6 +61,7 @@ struct fake {
 	uint64_t subscribed;
 	uint64_t disconnects;
 	uint64_t last_disconnected;
+	uint64_t imported;
 	struct wire_ctl_backend_set last_backend_set;
 };
 
@@ -85,15 +86,28 @@ fake_pipe_ready(int32_t fd, int32_t revents, void *data)
 	return 0;
 }
 
-/* Run fn(arg) on the loop thread and wait for it. */
+/* Run fn(arg) on the loop thread; fake_wait() waits for it. */
 static void
-fake_call(void (*fn)(void *arg), void *arg)
+fake_post(void (*fn)(void *arg), void *arg)
 {
 	struct fake_job job = { fn, arg };
 
 	ck_assert_int_eq(write(fake.pipe[1], &job, sizeof(job)), sizeof(job));
+}
+
+static void
+fake_wait(void)
+{
 	while (sem_wait(&fake.done) < 0 && errno == EINTR)
 		;
+}
+
+/* Run fn(arg) on the loop thread and wait for it. */
+static void
+fake_call(void (*fn)(void *arg), void *arg)
+{
+	fake_post(fn, arg);
+	fake_wait();
 }
 
 static void
@@ -293,6 +307,9 @@ fake_request(void *ctx, uint64_t conn, const struct wire_ctl_msg *req,
 	case WIRE_CTL_EXPORT_SUBSCRIBE:
 		f->subscribed = req->export_subscribe.enable ? conn : 0;
 		return 0;
+	case WIRE_CTL_IMPORT_BATCH:
+		f->imported += req->flows.count;
+		return 0;
 	default:
 		return -EPERM;  /* errmsg left empty: strerror */
 	}
@@ -390,6 +407,7 @@ struct fake_snapshot {
 	struct ipc_server_counters counters;
 	unsigned connections;
 	uint64_t last_conn, subscribed, disconnects, last_disconnected;
+	uint64_t imported;
 };
 
 static void
@@ -403,6 +421,7 @@ fake_snapshot_job(void *arg)
 	s->subscribed = fake.subscribed;
 	s->disconnects = fake.disconnects;
 	s->last_disconnected = fake.last_disconnected;
+	s->imported = fake.imported;
 }
 
 static struct fake_snapshot
@@ -967,6 +986,426 @@ START_TEST(test_access_root_only)
 }
 END_TEST
 
+/* --------------------------------------------------------- async client */
+
+enum {
+	ASYNC_MAX = 256,    /* requests one test sends */
+};
+
+/* An async client on a loop of the test's thread, and what it saw. */
+struct async_test {
+	qb_loop_t *loop;
+	struct ipc_async *a;
+	unsigned ups, downs, events, done;
+	int last_down;
+	uint64_t last_event;
+	bool resubscribe;                   /* up() subscribes */
+	int rc[ASYNC_MAX];
+	int kind[ASYNC_MAX];
+	uint64_t id[ASYNC_MAX];
+	double sent_ms[ASYNC_MAX], done_ms[ASYNC_MAX];
+	unsigned chain;                     /* done() sends the next import */
+	bool (*until)(struct async_test *t);
+	double deadline;
+	qb_loop_timer_handle tick;
+};
+
+struct async_req {
+	struct async_test *t;
+	unsigned i;
+};
+
+static struct async_req async_reqs[ASYNC_MAX];
+static struct wire_flow async_flows[100];
+
+static void async_done(void *arg, int rc, const struct wire_ctl_msg *resp);
+
+static void
+async_subscribe(struct async_test *t)
+{
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_EXPORT_SUBSCRIBE };
+
+	req.export_subscribe.enable = true;
+	async_reqs[ASYNC_MAX - 1] = (struct async_req){ t, ASYNC_MAX - 1 };
+	ck_assert_int_eq(ipc_async_send(t->a, &req, async_done,
+					&async_reqs[ASYNC_MAX - 1]), 0);
+}
+
+static void
+async_up(void *arg)
+{
+	struct async_test *t = arg;
+
+	t->ups++;
+	ck_assert(ipc_async_connected(t->a));
+	if (t->resubscribe)
+		async_subscribe(t);
+}
+
+static void
+async_down(void *arg, int err)
+{
+	struct async_test *t = arg;
+
+	t->downs++;
+	t->last_down = err;
+}
+
+static void
+async_event(void *arg, const struct wire_ctl_msg *m)
+{
+	struct async_test *t = arg;
+
+	t->events++;
+	t->last_event = m->request_id;
+}
+
+static const struct ipc_async_ops async_ops = {
+	.up = async_up, .down = async_down, .event = async_event,
+};
+
+/* Send request i of kind (an IMPORT_BATCH of 100 flows, or no body). */
+static int
+async_send(struct async_test *t, unsigned i, enum wire_ctl_kind kind)
+{
+	struct wire_ctl_msg req = { .kind = kind };
+
+	if (kind == WIRE_CTL_IMPORT_BATCH) {
+		req.flows.entries = async_flows;
+		req.flows.count = 100;
+	}
+	async_reqs[i] = (struct async_req){ t, i };
+	t->sent_ms[i] = now_ms();
+	return ipc_async_send(t->a, &req, async_done, &async_reqs[i]);
+}
+
+static void
+async_done(void *arg, int rc, const struct wire_ctl_msg *resp)
+{
+	struct async_req *r = arg;
+	struct async_test *t = r->t;
+
+	t->rc[r->i] = rc;
+	t->kind[r->i] = resp != NULL ? (int)resp->kind : -1;
+	t->id[r->i] = resp != NULL ? resp->request_id : 0;
+	t->done_ms[r->i] = now_ms();
+	t->done++;
+	if (t->chain > r->i + 1)    /* the next one, from inside done() */
+		ck_assert_int_eq(async_send(t, r->i + 1, WIRE_CTL_IMPORT_BATCH), 0);
+}
+
+static void
+async_tick(void *data)
+{
+	struct async_test *t = data;
+
+	if (t->until(t) || now_ms() > t->deadline) {
+		qb_loop_stop(t->loop);
+		return;
+	}
+	qb_loop_timer_add(t->loop, QB_LOOP_LOW, 1000000, t, async_tick, &t->tick);
+}
+
+/* Run the client's loop until until(t) holds or ms pass; until(t). */
+static bool
+async_run(struct async_test *t, bool (*until)(struct async_test *t), double ms)
+{
+	t->until = until;
+	t->deadline = now_ms() + ms;
+	qb_loop_timer_add(t->loop, QB_LOOP_LOW, 0, t, async_tick, &t->tick);
+	qb_loop_run(t->loop);
+	return until(t);
+}
+
+static bool
+async_is_up(struct async_test *t)
+{
+	return ipc_async_connected(t->a);
+}
+
+static bool
+async_is_down(struct async_test *t)
+{
+	return t->downs > 0 && !ipc_async_connected(t->a);
+}
+
+static bool
+async_idle(struct async_test *t)
+{
+	return ipc_async_inflight(t->a) == 0;
+}
+
+static bool
+async_events_1(struct async_test *t)
+{
+	return t->events >= 1;
+}
+
+static bool
+async_events_2(struct async_test *t)
+{
+	return t->events >= 2;
+}
+
+static void
+async_start(struct async_test *t, const char *service)
+{
+	memset(t, 0, sizeof(*t));
+	t->loop = qb_loop_create();
+	ck_assert_ptr_nonnull(t->loop);
+	t->a = ipc_async_create(t->loop, service, &async_ops, t);
+	ck_assert_ptr_nonnull(t->a);
+	for (size_t i = 0; i < 100; i++)
+		fake_flow(&async_flows[i], i, i % 2);
+}
+
+static void
+async_stop(struct async_test *t)
+{
+	ipc_async_destroy(t->a);
+	qb_loop_destroy(t->loop);
+}
+
+START_TEST(test_async_pipeline)
+{
+	static struct async_test t;
+	const struct ipc_async_counters *ac;
+	struct wire_ctl_msg bad = { .kind = WIRE_CTL_VIP_LIST_REQUEST };
+
+	async_start(&t, fake.service);
+	ck_assert_int_eq(async_send(&t, 0, WIRE_CTL_STATUS_REQUEST), -ENOTCONN);
+	ck_assert(async_run(&t, async_is_up, TIMEOUT_MS));
+	ck_assert_uint_eq(t.ups, 1);
+	ck_assert_uint_eq(t.downs, 0);
+	/* a full window of requests, all in flight at once */
+	for (unsigned i = 0; i < IPC_ASYNC_WINDOW; i++)
+		ck_assert_int_eq(async_send(&t, i, i % 2 ? WIRE_CTL_STATUS_REQUEST :
+					    WIRE_CTL_IMPORT_BATCH), 0);
+	ck_assert_uint_eq(ipc_async_inflight(t.a), IPC_ASYNC_WINDOW);
+	ck_assert_int_eq(async_send(&t, IPC_ASYNC_WINDOW, WIRE_CTL_STATUS_REQUEST),
+			 -EAGAIN);
+	ck_assert(async_run(&t, async_idle, TIMEOUT_MS));
+	ck_assert_uint_eq(t.done, IPC_ASYNC_WINDOW);
+	for (unsigned i = 0; i < IPC_ASYNC_WINDOW; i++) {
+		ck_assert_int_eq(t.rc[i], 0);
+		ck_assert_int_eq(t.kind[i], i % 2 ? WIRE_CTL_STATUS_RESPONSE :
+				 WIRE_CTL_ERROR);
+		ck_assert_uint_eq(t.id[i], i + 1);  /* each its own answer */
+	}
+	ck_assert_uint_eq(fake_snapshot().counters.counts[IPC_COUNTER_REQUESTS],
+			  IPC_ASYNC_WINDOW);
+	/* an error answer is an answer (rc 0), counted as an error */
+	snprintf(bad.vip_list_request.name, WIRE_NAME_MAX, "nope");
+	async_reqs[0] = (struct async_req){ &t, 0 };
+	ck_assert_int_eq(ipc_async_send(t.a, &bad, async_done, &async_reqs[0]), 0);
+	ck_assert(async_run(&t, async_idle, TIMEOUT_MS));
+	ck_assert_int_eq(t.rc[0], 0);
+	ck_assert_int_eq(t.kind[0], WIRE_CTL_ERROR);
+	ac = ipc_async_counters(t.a);
+	ck_assert_uint_eq(ac->counts[IPC_ASYNC_REQUESTS], IPC_ASYNC_WINDOW + 1);
+	ck_assert_uint_eq(ac->counts[IPC_ASYNC_RESPONSES], IPC_ASYNC_WINDOW + 1);
+	ck_assert_uint_eq(ac->counts[IPC_ASYNC_ERRORS], 1);
+	ck_assert_uint_eq(ac->counts[IPC_ASYNC_SEND_AGAIN], 1);
+	ck_assert_uint_eq(ac->counts[IPC_ASYNC_CONNECTS], 1);
+	ck_assert_str_eq(ipc_async_counter_names[IPC_ASYNC_SEND_AGAIN],
+			 "send_again");
+	/* what cannot be sent is refused at once */
+	bad = (struct wire_ctl_msg){ .kind = WIRE_CTL_KIND_MAX };
+	ck_assert_int_eq(ipc_async_send(t.a, &bad, async_done, &async_reqs[0]),
+			 -EINVAL);
+	async_stop(&t);
+}
+END_TEST
+
+static int
+double_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* IMPORT_BATCH acknowledgements one after the other: send to done(). */
+START_TEST(test_async_latency)
+{
+	enum { N = 200 };
+	static struct async_test t;
+	double lat[N];
+
+	async_start(&t, fake.service);
+	ck_assert(async_run(&t, async_is_up, TIMEOUT_MS));
+	t.chain = N;
+	ck_assert_int_eq(async_send(&t, 0, WIRE_CTL_IMPORT_BATCH), 0);
+	ck_assert(async_run(&t, async_idle, 30000));
+	ck_assert_uint_eq(t.done, N);
+	for (unsigned i = 0; i < N; i++) {
+		ck_assert_int_eq(t.rc[i], 0);
+		lat[i] = t.done_ms[i] - t.sent_ms[i];
+	}
+	qsort(lat, N, sizeof(lat[0]), double_cmp);
+	fprintf(stderr, "check_ipc: IMPORT_BATCH ack latency: median %.3f ms, "
+		"p99 %.3f ms, max %.3f ms\n", lat[N / 2], lat[N * 99 / 100],
+		lat[N - 1]);
+	ck_assert_double_lt(lat[N * 99 / 100], 20.0);
+	ck_assert_uint_eq(fake_snapshot().imported, 100 * N);
+	async_stop(&t);
+}
+END_TEST
+
+static void
+fake_pause_destroy_job(void *arg)
+{
+	(void)arg;
+	usleep(200 * 1000);     /* the client's request arrives meanwhile */
+	ipc_server_destroy(fake.server);
+	fake.server = NULL;
+}
+
+static void
+fake_recreate_job(void *arg)
+{
+	(void)arg;
+	fake.server = ipc_server_create(fake.loop, fake.service, FAKE_GROUP,
+					&fake_handlers, &fake);
+}
+
+/* Lost, reconnected with backoff, subscribed again from up(). */
+START_TEST(test_async_reconnect)
+{
+	static struct async_test t;
+	const struct ipc_async_counters *ac;
+
+	async_start(&t, fake.service);
+	t.resubscribe = true;
+	ck_assert(async_run(&t, async_is_up, TIMEOUT_MS));
+	ck_assert(async_run(&t, async_idle, TIMEOUT_MS));
+	ck_assert_int_eq(t.kind[ASYNC_MAX - 1], WIRE_CTL_ERROR);
+	ck_assert_int_eq(fake_event(1, 10), 0);
+	ck_assert(async_run(&t, async_events_1, TIMEOUT_MS));
+	/* the server goes away with a request in flight */
+	fake_post(fake_pause_destroy_job, NULL);
+	ck_assert_int_eq(async_send(&t, 0, WIRE_CTL_STATUS_REQUEST), 0);
+	ck_assert(async_run(&t, async_is_down, TIMEOUT_MS));
+	fake_wait();
+	ck_assert_int_eq(t.rc[0], -ENOTCONN);
+	ck_assert_int_eq(t.last_down, -ENOTCONN);
+	ck_assert_uint_eq(t.downs, 1);
+	ck_assert_int_eq(async_send(&t, 1, WIRE_CTL_STATUS_REQUEST), -ENOTCONN);
+	/* retries fail quietly (one down() per fall) until it is back */
+	async_run(&t, async_is_up, 400);
+	ck_assert_uint_eq(t.downs, 1);
+	fake_call(fake_recreate_job, NULL);
+	ck_assert_ptr_nonnull(fake.server);
+	ck_assert(async_run(&t, async_is_up, TIMEOUT_MS));
+	ck_assert_uint_eq(t.ups, 2);
+	ck_assert(async_run(&t, async_idle, TIMEOUT_MS));
+	ck_assert_uint_ne(fake_snapshot().subscribed, 0);
+	ck_assert_int_eq(fake_event(2, 10), 0);
+	ck_assert(async_run(&t, async_events_2, TIMEOUT_MS));
+	ck_assert_uint_eq(t.last_event, 2);
+	ac = ipc_async_counters(t.a);
+	ck_assert_uint_eq(ac->counts[IPC_ASYNC_CONNECTS], 2);
+	ck_assert_uint_eq(ac->counts[IPC_ASYNC_DISCONNECTS], 1);
+	ck_assert_uint_eq(ac->counts[IPC_ASYNC_ABORTED], 1);
+	ck_assert_uint_ge(ac->counts[IPC_ASYNC_CONNECT_FAILURES], 2);
+	ck_assert_uint_eq(ac->counts[IPC_ASYNC_EVENTS], 2);
+	async_stop(&t);
+}
+END_TEST
+
+static bool
+async_failed_3(struct async_test *t)
+{
+	return ipc_async_counters(t->a)->counts[IPC_ASYNC_CONNECT_FAILURES] >= 3;
+}
+
+START_TEST(test_async_not_running)
+{
+	static struct async_test t;
+	char name[WIRE_NAME_MAX];
+
+	snprintf(name, sizeof(name), "maglb-check-nobody-%ld", (long)getpid());
+	async_start(&t, name);
+	ck_assert(async_run(&t, async_failed_3, TIMEOUT_MS));
+	ck_assert_uint_eq(t.downs, 1);
+	ck_assert_int_eq(t.last_down, -ECONNREFUSED);
+	ck_assert_uint_eq(t.ups, 0);
+	ck_assert_str_eq(ipc_async_service(t.a), name);
+	async_stop(&t);
+}
+END_TEST
+
+static bool
+async_done_1(struct async_test *t)
+{
+	return t->done >= 1;
+}
+
+/* No answer in time: -ETIMEDOUT, and the late answer is ignored. */
+START_TEST(test_async_timeout)
+{
+	static struct async_test t;
+	const struct ipc_async_counters *ac;
+
+	async_start(&t, fake.service);
+	ck_assert(async_run(&t, async_is_up, TIMEOUT_MS));
+	atomic_store(&fake.sleep_ms, IPC_ASYNC_TIMEOUT_MS + 500);
+	ck_assert_int_eq(async_send(&t, 0, WIRE_CTL_STATUS_REQUEST), 0);
+	ck_assert(async_run(&t, async_done_1, IPC_ASYNC_TIMEOUT_MS + 2000));
+	ck_assert_int_eq(t.rc[0], -ETIMEDOUT);
+	atomic_store(&fake.sleep_ms, 0);
+	ck_assert_int_eq(async_send(&t, 1, WIRE_CTL_STATUS_REQUEST), 0);
+	ck_assert(async_run(&t, async_idle, TIMEOUT_MS));
+	ck_assert_int_eq(t.rc[1], 0);
+	ck_assert_int_eq(t.kind[1], WIRE_CTL_STATUS_RESPONSE);
+	ac = ipc_async_counters(t.a);
+	ck_assert_uint_eq(ac->counts[IPC_ASYNC_TIMEOUTS], 1);
+	ck_assert_uint_eq(ac->counts[IPC_ASYNC_LATE], 1);
+	ck_assert_uint_eq(t.done, 2);
+	async_stop(&t);
+}
+END_TEST
+
+static void
+async_destroy_in_done(void *arg, int rc, const struct wire_ctl_msg *resp)
+{
+	struct async_test *t = arg;
+
+	(void)resp;
+	t->rc[t->done++] = rc;
+	if (t->a != NULL) {
+		struct ipc_async *a = t->a;
+
+		t->a = NULL;
+		ipc_async_destroy(a);   /* from inside its own callback */
+	}
+}
+
+static bool
+async_done_2(struct async_test *t)
+{
+	return t->done >= 2;
+}
+
+/* destroy() from a done(): the others get -ECANCELED, nothing after. */
+START_TEST(test_async_destroy_in_callback)
+{
+	static struct async_test t;
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_STATUS_REQUEST };
+
+	async_start(&t, fake.service);
+	ck_assert(async_run(&t, async_is_up, TIMEOUT_MS));
+	ck_assert_int_eq(ipc_async_send(t.a, &req, async_destroy_in_done, &t), 0);
+	ck_assert_int_eq(ipc_async_send(t.a, &req, async_destroy_in_done, &t), 0);
+	ck_assert(async_run(&t, async_done_2, TIMEOUT_MS));
+	ck_assert_int_eq(t.rc[0], 0);
+	ck_assert_int_eq(t.rc[1], -ECANCELED);
+	async_run(&t, async_done_2, 50);   /* nothing fires after the free */
+	ck_assert_uint_eq(t.done, 2);
+	qb_loop_destroy(t.loop);
+}
+END_TEST
+
 /* ------------------------------------------------------------ maglbctl */
 
 struct ctl_run {
@@ -1195,6 +1634,12 @@ ipc_suite(void)
 		{ "disconnected", test_disconnected },
 		{ "access", test_access },
 		{ "access_root_only", test_access_root_only },
+		{ "async_pipeline", test_async_pipeline },
+		{ "async_latency", test_async_latency },
+		{ "async_reconnect", test_async_reconnect },
+		{ "async_not_running", test_async_not_running },
+		{ "async_timeout", test_async_timeout },
+		{ "async_destroy_in_callback", test_async_destroy_in_callback },
 		{ "maglbctl_status", test_maglbctl_status },
 		{ "maglbctl_reads", test_maglbctl_reads },
 		{ "maglbctl_writes", test_maglbctl_writes },
