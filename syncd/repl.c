@@ -1,0 +1,1185 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* syncd's replication engine. See repl.h for the rules. */
+#include "syncd/repl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "syncd/cache.h"
+#include "syncd/catalog.h"
+#include "syncd/lathist.h"
+
+const char *const repl_counter_names[REPL_COUNTER_MAX] = {
+#define REPL_NAME_(id, name, text) [REPL_##id] = #name,
+	REPL_GROUP_COUNTERS(REPL_NAME_)
+#undef REPL_NAME_
+};
+
+const char *const repl_counter_descriptions[REPL_COUNTER_MAX] = {
+#define REPL_TEXT_(id, name, text) [REPL_##id] = text,
+	REPL_GROUP_COUNTERS(REPL_TEXT_)
+#undef REPL_TEXT_
+};
+
+const char *const repl_node_counter_names[REPL_NODE_COUNTER_MAX] = {
+#define REPL_NODE_NAME_(id, name, text) [REPL_NODE_##id] = #name,
+	REPL_NODE_COUNTERS(REPL_NODE_NAME_)
+#undef REPL_NODE_NAME_
+};
+
+const char *const repl_node_counter_descriptions[REPL_NODE_COUNTER_MAX] = {
+#define REPL_NODE_TEXT_(id, name, text) [REPL_NODE_##id] = text,
+	REPL_NODE_COUNTERS(REPL_NODE_TEXT_)
+#undef REPL_NODE_TEXT_
+};
+
+const char *const repl_sync_state_names[REPL_SYNC_STATE_MAX] = {
+	[REPL_JOINING] = "joining",
+	[REPL_RESYNCING] = "resyncing",
+	[REPL_SYNCED] = "synced",
+};
+
+enum {
+	KIND_NEW = 0, KIND_REFRESH, KIND_CLOSE, KINDS,  /* flush order */
+	MSG_MAX = 1 << 20,              /* largest message decoded */
+	RESYNC_MSG_BYTES = 65536,       /* a donor's RESYNC_ENTRIES */
+	STREAMS_MAX = 8,                /* donors' streams at once, per group */
+	STREAM_MSGS_PER_TICK = 64,
+	IMPORT_BATCH_MAX = 4096,        /* entries per IMPORT_BATCH */
+	SWEEP_PER_TICK = 2048,          /* cache slots visited per tick */
+};
+
+static const enum wire_sync_kind kind_wire[KINDS] = {
+	WIRE_SYNC_NEW, WIRE_SYNC_REFRESH, WIRE_SYNC_CLOSE,
+};
+
+static const enum wire_flow_event kind_event[KINDS] = {
+	WIRE_FLOW_EVENT_NEW, WIRE_FLOW_EVENT_REFRESH, WIRE_FLOW_EVENT_CLOSE,
+};
+
+/* Hashes of the flows in a pending batch (0 is never stored). */
+struct keyset {
+	uint64_t *v;
+	uint32_t mask;
+};
+
+struct batch {
+	struct wire_flow *e;
+	size_t n, cap;
+	size_t bytes;                   /* encoded size of the entries */
+};
+
+struct queued_msg {
+	struct queued_msg *next;
+	size_t len;
+	uint32_t entries;
+	uint8_t data[];
+};
+
+struct stream {                         /* a resync this node sends */
+	uint32_t requester, epoch;
+	uint32_t cursor;
+	uint64_t sent;
+	uint8_t phase;                  /* 0 BEGIN, 1 ENTRIES, 2 END */
+	bool announce;                  /* own entries as NEW, no BEGIN/END */
+};
+
+struct peer_seq {
+	uint32_t node;
+	uint64_t seq;
+};
+
+struct group {
+	char name[CATALOG_GROUP_NAME_MAX];
+	enum repl_sync_state state;
+	bool member;
+	uint32_t members[REPL_MEMBERS_MAX];
+	uint32_t n_members;
+	/* resync as requester */
+	uint32_t donor, epoch, resync_start_ms;
+	bool request_pending, begun;
+	uint64_t resync_got;
+	/* outgoing */
+	struct batch out[KINDS];
+	struct keyset later[KINDS];     /* REFRESH and CLOSE: flows pending */
+	bool pending;
+	uint32_t first_ms;
+	uint64_t stamp_us;
+	uint64_t seq;
+	struct queued_msg *q_head, *q_tail;
+	size_t q_bytes;
+	uint32_t q_len;
+	struct stream streams[STREAMS_MAX];
+	uint32_t n_streams;
+	struct peer_seq peers[REPL_MEMBERS_MAX];
+	uint64_t counters[REPL_COUNTER_MAX];
+	struct lathist self_lag, import_lag;
+};
+
+struct import_batch {
+	struct import_batch *next;
+	enum wire_flow_event ev;
+	uint16_t group;
+	bool sent;
+	uint64_t token;
+	uint64_t stamp_us;              /* oldest stamped entry in it; 0 none */
+	size_t n;
+	struct wire_flow e[IMPORT_BATCH_MAX];
+};
+
+struct repl {
+	struct repl_params p;
+	struct repl_ops ops;
+	void *arg;
+	const struct catalog *cat;
+	struct cache *cache;
+	struct group *groups;
+	uint16_t n_groups;
+	/* imports */
+	struct import_batch *i_head, *i_tail;
+	uint64_t i_entries;             /* queued, sent or not */
+	uint64_t next_token;
+	bool dp_up, dp_walking, dp_synced;
+	uint32_t dp_cursor;
+	uint64_t dp_last_token;         /* of the full import's last batch */
+	uint64_t node[REPL_NODE_COUNTER_MAX];
+	struct wire_counters wire;
+	struct wire_flow *scratch;      /* MSG_MAX / WIRE_FLOW_ENCODED_MIN */
+	size_t scratch_cap;
+	uint8_t *buf;                   /* encode buffer */
+	size_t buf_len;
+};
+
+/* ------------------------------------------------------------- keysets */
+
+static uint64_t
+flow_hash(const struct wire_flow *f)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)f->vip_port << 16 | f->client_port);
+	uint64_t w[4];
+
+	memcpy(w, f->vip, 16);
+	memcpy(w + 2, f->client, 16);
+	for (int i = 0; i < 4; i++) {
+		h ^= w[i] + (h << 6) + (h >> 2);
+		h *= 0xff51afd7ed558ccdull;
+	}
+	h ^= h >> 33;
+	return h | 1;
+}
+
+static void
+keyset_add(struct keyset *s, uint64_t h)
+{
+	for (uint32_t i = (uint32_t)h & s->mask;; i = (i + 1) & s->mask) {
+		if (s->v[i] == h)
+			return;
+		if (s->v[i] == 0) {
+			s->v[i] = h;
+			return;
+		}
+	}
+}
+
+static bool
+keyset_has(const struct keyset *s, uint64_t h)
+{
+	for (uint32_t i = (uint32_t)h & s->mask;; i = (i + 1) & s->mask) {
+		if (s->v[i] == h)
+			return true;
+		if (s->v[i] == 0)
+			return false;
+	}
+}
+
+/* ------------------------------------------------------------- helpers */
+
+static uint16_t
+group_of_vip(const struct repl *r, uint16_t vip)
+{
+	return catalog_vip(r->cat, vip)->group;
+}
+
+/* -------------------------------------------------------------- sending */
+
+/* Multicast one encoded message, or queue it behind the ones waiting. */
+static void
+send_or_queue(struct repl *r, uint16_t gi, const uint8_t *buf, size_t len, uint32_t entries)
+{
+	struct group *g = &r->groups[gi];
+	struct queued_msg *q;
+	int rc = -EAGAIN;
+
+	if (g->q_head == NULL)
+		rc = r->ops.send(r->arg, gi, buf, len);
+	if (rc == 0) {
+		g->counters[REPL_MSGS_SENT]++;
+		g->counters[REPL_BYTES_SENT] += len;
+		g->counters[REPL_ENTRIES_SENT] += entries;
+		return;
+	}
+	if (rc != -EAGAIN) {
+		g->counters[REPL_DROP_SEND_ERROR] += entries;
+		return;
+	}
+	if (g->q_head == NULL)
+		g->counters[REPL_CPG_RETRIES]++;
+	if (g->q_bytes + len > r->p.send_queue_bytes ||
+	    (q = malloc(sizeof(*q) + len)) == NULL) {
+		g->counters[REPL_DROP_CPG_BACKLOG] += entries;
+		return;
+	}
+	q->next = NULL;
+	q->len = len;
+	q->entries = entries;
+	memcpy(q->data, buf, len);
+	if (g->q_tail != NULL)
+		g->q_tail->next = q;
+	else
+		g->q_head = q;
+	g->q_tail = q;
+	g->q_bytes += len;
+	g->q_len++;
+}
+
+/* Send what waits for CPG, oldest first, until it is busy again. */
+static void
+queue_retry(struct repl *r, uint16_t gi)
+{
+	struct group *g = &r->groups[gi];
+
+	while (g->q_head != NULL) {
+		struct queued_msg *q = g->q_head;
+		int rc = r->ops.send(r->arg, gi, q->data, q->len);
+
+		if (rc == -EAGAIN) {
+			g->counters[REPL_CPG_RETRIES]++;
+			return;
+		}
+		if (rc == 0) {
+			g->counters[REPL_MSGS_SENT]++;
+			g->counters[REPL_BYTES_SENT] += q->len;
+			g->counters[REPL_ENTRIES_SENT] += q->entries;
+		} else {
+			g->counters[REPL_DROP_SEND_ERROR] += q->entries;
+		}
+		g->q_head = q->next;
+		if (g->q_head == NULL)
+			g->q_tail = NULL;
+		g->q_bytes -= q->len;
+		g->q_len--;
+		free(q);
+	}
+}
+
+static void
+queue_clear(struct group *g)
+{
+	while (g->q_head != NULL) {
+		struct queued_msg *q = g->q_head;
+
+		g->q_head = q->next;
+		free(q);
+	}
+	g->q_tail = NULL;
+	g->q_bytes = 0;
+	g->q_len = 0;
+}
+
+/* Encode m (its node id and seq set here) into r->buf. Length or 0. */
+static size_t
+encode(struct repl *r, struct group *g, struct wire_sync_msg *m)
+{
+	size_t len = 0;
+
+	m->node_id = r->p.self;
+	m->seq = ++g->seq;
+	if (wire_sync_encode(m, r->buf, r->buf_len, &len) < 0) {
+		g->seq--;
+		return 0;
+	}
+	return len;
+}
+
+/* Send the pending batches of kinds NEW..upto, in that order. */
+static void
+flush(struct repl *r, uint16_t gi, int upto)
+{
+	struct group *g = &r->groups[gi];
+
+	for (int k = 0; k <= upto; k++) {
+		struct batch *b = &g->out[k];
+		struct wire_sync_msg m = {
+			.kind = kind_wire[k], .entries = b->e, .count = b->n,
+			.stamp_us = g->stamp_us,
+		};
+		size_t len;
+
+		if (b->n == 0)
+			continue;
+		len = encode(r, g, &m);
+		if (len > 0)
+			send_or_queue(r, gi, r->buf, len, (uint32_t)b->n);
+		else
+			g->counters[REPL_DROP_SEND_ERROR] += b->n;
+		b->n = 0;
+		b->bytes = 0;
+		if (k > KIND_NEW)
+			memset(g->later[k].v, 0, (g->later[k].mask + 1) * sizeof(uint64_t));
+	}
+	g->pending = false;
+	for (int k = 0; k < KINDS; k++)
+		g->pending |= g->out[k].n > 0;
+}
+
+/* Add one of this node's entries to the group's outgoing batch of kind k. */
+static void
+batch_add(struct repl *r, uint16_t gi, int k, const struct wire_flow *f, uint32_t now_ms,
+	  uint64_t now_us)
+{
+	struct group *g = &r->groups[gi];
+	struct batch *b = &g->out[k];
+	size_t size = wire_flow_encoded_size(f);
+	uint64_t h = flow_hash(f);
+
+	/* a later event of a flow must not overtake an earlier one */
+	for (int later = k + 1; later < KINDS; later++)
+		if (g->out[later].n > 0 && keyset_has(&g->later[later], h)) {
+			flush(r, gi, KINDS - 1);
+			break;
+		}
+	if (b->n == b->cap || b->bytes + size + WIRE_SYNC_HEADER_MAX > r->p.max_batch_bytes)
+		flush(r, gi, k);
+	if (!g->pending) {
+		g->pending = true;
+		g->first_ms = now_ms;
+		g->stamp_us = now_us;
+	}
+	b->e[b->n++] = *f;
+	b->bytes += size;
+	if (k > KIND_NEW)
+		keyset_add(&g->later[k], h);
+}
+
+/* ------------------------------------------------------------- imports */
+
+static void
+import_free_all(struct repl *r)
+{
+	while (r->i_head != NULL) {
+		struct import_batch *b = r->i_head;
+
+		r->i_head = b->next;
+		free(b);
+	}
+	r->i_tail = NULL;
+	r->i_entries = 0;
+}
+
+/* Queue one entry for the dataplane; false when the queue is full. */
+static bool
+import_add(struct repl *r, uint16_t gi, enum wire_flow_event ev, const struct wire_flow *f,
+	   uint64_t stamp_us)
+{
+	struct import_batch *b = r->i_tail;
+
+	if (!r->dp_up)
+		return true;    /* the full import at the next connection has it */
+	if (r->i_entries >= r->p.import_queue_entries) {
+		r->groups[gi].counters[REPL_DROP_IMPORT_QUEUE]++;
+		return false;
+	}
+	if (b == NULL || b->sent || b->ev != ev || b->group != gi || b->n == IMPORT_BATCH_MAX) {
+		b = malloc(sizeof(*b));
+		if (b == NULL) {
+			r->groups[gi].counters[REPL_DROP_IMPORT_QUEUE]++;
+			return false;
+		}
+		b->next = NULL;
+		b->ev = ev;
+		b->group = gi;
+		b->sent = false;
+		b->token = ++r->next_token;
+		b->stamp_us = 0;
+		b->n = 0;
+		if (r->i_tail != NULL)
+			r->i_tail->next = b;
+		else
+			r->i_head = b;
+		r->i_tail = b;
+	}
+	b->e[b->n++] = *f;
+	if (stamp_us != 0 && (b->stamp_us == 0 || stamp_us < b->stamp_us))
+		b->stamp_us = stamp_us;
+	r->i_entries++;
+	return true;
+}
+
+/* The next part of a full import: live entries from the cache. */
+static void
+import_walk(struct repl *r, uint32_t now_ms)
+{
+	struct cache_key k;
+	struct cache_value v;
+	struct wire_flow f;
+
+	while (r->dp_walking && r->i_entries < r->p.import_queue_entries) {
+		if (!cache_next(r->cache, &r->dp_cursor, now_ms, &k, &v)) {
+			r->dp_walking = false;
+			r->dp_last_token = r->i_tail != NULL ? r->i_tail->token : 0;
+			if (r->dp_last_token == 0)
+				r->dp_synced = true;
+			return;
+		}
+		cache_to_wire(r->cache, &k, &v, now_ms, &f);
+		import_add(r, group_of_vip(r, k.vip), WIRE_FLOW_EVENT_NEW, &f, 0);
+	}
+}
+
+static void
+import_pump(struct repl *r, uint32_t now_ms)
+{
+	struct import_batch *b = r->i_head;
+
+	import_walk(r, now_ms);
+	while (b != NULL && r->dp_up) {
+		struct import_batch *next = b->next;
+		int rc;
+
+		if (!b->sent) {
+			rc = r->ops.import(r->arg, b->ev, b->e, b->n, b->token);
+			if (rc == -EAGAIN)
+				return;
+			if (rc == -ENOTCONN) {
+				repl_dataplane_down(r);
+				return;
+			}
+			b->sent = true;
+			if (rc < 0)
+				repl_import_done(r, b->token, false, 0);  /* frees b */
+		}
+		b = next;
+	}
+}
+
+void
+repl_import_done(struct repl *r, uint64_t token, bool ok, uint64_t now_us)
+{
+	struct import_batch **link = &r->i_head, *b, *prev = NULL;
+
+	for (b = r->i_head; b != NULL && b->token != token; prev = b, b = b->next)
+		link = &b->next;
+	if (b == NULL)
+		return;
+	*link = b->next;
+	if (r->i_tail == b)
+		r->i_tail = prev;
+	r->i_entries -= b->n;
+	if (ok) {
+		struct group *g = &r->groups[b->group];
+
+		r->node[REPL_NODE_IMPORT_BATCHES]++;
+		g->counters[REPL_IMPORTED] += b->n;
+		if (b->stamp_us != 0 && now_us > b->stamp_us)
+			lathist_add(&g->import_lag, now_us - b->stamp_us);
+	} else {
+		r->node[REPL_NODE_IMPORT_ERRORS]++;
+	}
+	if (!r->dp_walking && !r->dp_synced && token >= r->dp_last_token)
+		r->dp_synced = true;
+	free(b);
+}
+
+void
+repl_dataplane_up(struct repl *r, uint32_t now_ms)
+{
+	import_free_all(r);
+	r->dp_up = true;
+	r->dp_walking = true;
+	r->dp_synced = false;
+	r->dp_cursor = 0;
+	r->node[REPL_NODE_DATAPLANE_RELOADS]++;
+	import_pump(r, now_ms);
+}
+
+void
+repl_dataplane_down(struct repl *r)
+{
+	r->dp_up = false;
+	r->dp_walking = false;
+	r->dp_synced = false;
+	import_free_all(r);
+}
+
+/* ------------------------------------------------------------- exports */
+
+void
+repl_on_export(struct repl *r, const struct wire_ctl_flows *fl, uint32_t now_ms,
+	       uint64_t now_us)
+{
+	int k = fl->event == WIRE_FLOW_EVENT_CLOSE ? KIND_CLOSE :
+		fl->event == WIRE_FLOW_EVENT_REFRESH ? KIND_REFRESH : KIND_NEW;
+
+	r->node[REPL_NODE_EXPORT_BATCHES]++;
+	r->node[REPL_NODE_EXPORT_ENTRIES] += fl->count;
+	r->node[REPL_NODE_EXPORT_LOST] += fl->dropped;
+	for (size_t i = 0; i < fl->count; i++) {
+		struct cache_key key;
+		struct cache_value v;
+		uint16_t gi;
+
+		if (cache_from_wire(r->cache, &fl->entries[i], r->p.self, now_ms, &key, &v) < 0) {
+			r->node[REPL_NODE_EXPORT_UNKNOWN]++;
+			continue;
+		}
+		gi = group_of_vip(r, key.vip);
+		if (k == KIND_CLOSE)
+			cache_remove(r->cache, &key);
+		else if (cache_upsert(r->cache, &key, &v, now_ms) < 0)
+			r->node[REPL_NODE_CACHE_FULL]++;
+		if (r->groups[gi].member)
+			batch_add(r, gi, k, &fl->entries[i], now_ms, now_us);
+	}
+}
+
+/* ----------------------------------------------------------- deliveries */
+
+/* Count a gap in sender's sequence. */
+static void
+seq_check(struct group *g, uint32_t sender, uint64_t seq)
+{
+	struct peer_seq *free_slot = NULL;
+
+	for (uint32_t i = 0; i < REPL_MEMBERS_MAX; i++) {
+		struct peer_seq *p = &g->peers[i];
+
+		if (p->node == sender) {
+			if (seq > p->seq + 1)
+				g->counters[REPL_SEQ_GAPS] += seq - p->seq - 1;
+			p->seq = seq;
+			return;
+		}
+		if (p->node == 0 && free_slot == NULL)
+			free_slot = p;
+	}
+	if (free_slot != NULL)
+		*free_slot = (struct peer_seq){ .node = sender, .seq = seq };
+}
+
+/*
+ * Apply entries delivered on group gi from sender in agreed order. k:
+ * NEW, REFRESH or CLOSE; resync entries come as NEW.
+ */
+static void
+apply_entries(struct repl *r, uint16_t gi, uint32_t sender, int k,
+	      const struct wire_sync_msg *m, uint32_t now_ms)
+{
+	struct group *g = &r->groups[gi];
+	bool own = sender == r->p.self;
+
+	for (size_t i = 0; i < m->count; i++) {
+		const struct wire_flow *f = &m->entries[i];
+		struct cache_key key;
+		struct cache_value v;
+		int rc = cache_from_wire(r->cache, f, sender, now_ms, &key, &v);
+
+		if (rc == -ENOENT) {
+			g->counters[REPL_REJECTED_VIP]++;
+			continue;
+		}
+		if (rc < 0) {
+			g->counters[REPL_REJECTED_BACKEND]++;
+			continue;
+		}
+		if (group_of_vip(r, key.vip) != gi) {
+			g->counters[REPL_REJECTED_GROUP]++;
+			continue;
+		}
+		if (k == KIND_CLOSE)
+			cache_remove(r->cache, &key);
+		else if (cache_upsert(r->cache, &key, &v, now_ms) < 0) {
+			r->node[REPL_NODE_CACHE_FULL]++;
+			continue;
+		}
+		if (own)
+			continue;       /* our dataplane made it */
+		g->counters[REPL_ENTRIES_APPLIED]++;
+		import_add(r, gi, kind_event[k], f, m->stamp_us);
+	}
+}
+
+/* ----------------------------------------------------------------- resync */
+
+/* The lowest member above after (0: any) but this node; 0 when alone. */
+static uint32_t
+pick_donor(const struct repl *r, const struct group *g, uint32_t after)
+{
+	uint32_t best = 0, lowest = 0;
+
+	for (uint32_t i = 0; i < g->n_members; i++) {
+		uint32_t n = g->members[i];
+
+		if (n == r->p.self)
+			continue;
+		if (lowest == 0 || n < lowest)
+			lowest = n;
+		if (n > after && (best == 0 || n < best))
+			best = n;
+	}
+	return best != 0 ? best : lowest;
+}
+
+static void
+request_send(struct repl *r, uint16_t gi)
+{
+	struct group *g = &r->groups[gi];
+	struct wire_sync_msg m = {
+		.kind = WIRE_SYNC_RESYNC_REQUEST, .epoch = g->epoch, .peer = g->donor,
+	};
+	size_t len;
+	int rc;
+
+	if (g->q_head != NULL)
+		return;         /* after the backlog, from the tick */
+	len = encode(r, g, &m);
+	rc = len > 0 ? r->ops.send(r->arg, gi, r->buf, len) : -EINVAL;
+	if (rc == -EAGAIN) {
+		g->seq--;
+		g->counters[REPL_CPG_RETRIES]++;
+		return;
+	}
+	g->request_pending = false;
+	if (rc == 0) {
+		g->counters[REPL_MSGS_SENT]++;
+		g->counters[REPL_BYTES_SENT] += len;
+	}
+}
+
+/* Ask the next donor after `after` for everything; synced when alone. */
+static void
+resync_start(struct repl *r, uint16_t gi, uint32_t after, uint32_t now_ms)
+{
+	struct group *g = &r->groups[gi];
+	uint32_t donor = pick_donor(r, g, after);
+
+	if (donor == 0) {
+		g->state = REPL_SYNCED;
+		g->request_pending = false;
+		return;
+	}
+	g->state = REPL_RESYNCING;
+	g->donor = donor;
+	g->epoch = g->epoch + 1 != 0 ? g->epoch + 1 : 1;
+	g->begun = false;
+	g->resync_got = 0;
+	g->resync_start_ms = now_ms;
+	g->request_pending = true;
+	g->counters[REPL_RESYNC_REQUESTS]++;
+	request_send(r, gi);
+}
+
+static void
+stream_add(struct group *g, uint32_t requester, uint32_t epoch, bool announce)
+{
+	struct stream *s = NULL;
+
+	for (uint32_t i = 0; i < g->n_streams; i++)
+		if (g->streams[i].requester == requester)
+			s = &g->streams[i];    /* a newer request replaces it */
+	if (s == NULL) {
+		if (g->n_streams == STREAMS_MAX)
+			return;     /* the requester asks again after a timeout */
+		s = &g->streams[g->n_streams++];
+	}
+	*s = (struct stream){ .requester = requester, .epoch = epoch, .announce = announce,
+			      .phase = announce ? 1 : 0 };
+	if (!announce)
+		g->counters[REPL_RESYNC_SERVED]++;
+}
+
+static void
+stream_drop(struct group *g, uint32_t i)
+{
+	g->streams[i] = g->streams[--g->n_streams];
+}
+
+/* Build the stream's next message at the moment it is sent; see repl.h. */
+static int
+stream_step(struct repl *r, uint16_t gi, struct stream *s, uint32_t now_ms)
+{
+	struct group *g = &r->groups[gi];
+	struct wire_sync_msg m = { .epoch = s->epoch, .peer = s->requester };
+	struct wire_flow *e = r->scratch;
+	uint32_t cursor = s->cursor;
+	size_t bytes = WIRE_SYNC_HEADER_MAX, len, n = 0;
+	int rc;
+
+	if (s->announce && s->phase != 1) {
+		return 1;
+	} else if (s->phase == 0) {
+		m.kind = WIRE_SYNC_RESYNC_BEGIN;
+	} else if (s->phase == 2) {
+		m.kind = WIRE_SYNC_RESYNC_END;
+		m.entry_count = s->sent;
+	} else {
+		struct cache_key k;
+		struct cache_value v;
+
+		m.kind = s->announce ? WIRE_SYNC_NEW : WIRE_SYNC_RESYNC_ENTRIES;
+		for (;;) {
+			uint32_t before = cursor;
+
+			if (!cache_next(r->cache, &cursor, now_ms, &k, &v)) {
+				break;
+			}
+			if (group_of_vip(r, k.vip) != gi || (s->announce && v.origin != r->p.self))
+				continue;
+			cache_to_wire(r->cache, &k, &v, now_ms, &e[n]);
+			if (bytes + wire_flow_encoded_size(&e[n]) > RESYNC_MSG_BYTES) {
+				cursor = before;
+				break;
+			}
+			bytes += wire_flow_encoded_size(&e[n]);
+			n++;
+		}
+		if (n == 0) {
+			s->phase = 2;
+			s->cursor = cursor;
+			return 0;
+		}
+		m.entries = e;
+		m.count = n;
+	}
+	len = encode(r, g, &m);
+	rc = len > 0 ? r->ops.send(r->arg, gi, r->buf, len) : -EINVAL;
+	if (rc == -EAGAIN) {
+		g->seq--;
+		g->counters[REPL_CPG_RETRIES]++;
+		return rc;
+	}
+	if (rc == 0) {
+		g->counters[REPL_MSGS_SENT]++;
+		g->counters[REPL_BYTES_SENT] += len;
+		g->counters[s->announce ? REPL_ENTRIES_SENT : REPL_RESYNC_ENTRIES_SENT] += n;
+	}
+	s->cursor = cursor;
+	s->sent += n;
+	if (s->phase == 0)
+		s->phase = 1;
+	else if (s->phase == 2)
+		return 1;       /* done */
+	return 0;
+}
+
+static void
+streams_run(struct repl *r, uint16_t gi, uint32_t now_ms)
+{
+	struct group *g = &r->groups[gi];
+
+	for (int budget = STREAM_MSGS_PER_TICK; budget > 0 && g->n_streams > 0 &&
+	     g->q_head == NULL; budget--) {
+		int rc = stream_step(r, gi, &g->streams[0], now_ms);
+
+		if (rc < 0)
+			return;
+		if (rc == 1)
+			stream_drop(g, 0);
+	}
+}
+
+static void
+on_resync(struct repl *r, uint16_t gi, uint32_t sender, const struct wire_sync_msg *m,
+	  uint32_t now_ms)
+{
+	struct group *g = &r->groups[gi];
+	bool mine = m->peer == r->p.self && g->state == REPL_RESYNCING &&
+		    m->epoch == g->epoch && sender == g->donor;
+
+	switch (m->kind) {
+	case WIRE_SYNC_RESYNC_REQUEST:
+		if (sender != r->p.self && g->member &&
+		    (m->peer == r->p.self || (m->peer == 0 && pick_donor(r, g, 0) == r->p.self)))
+			stream_add(g, sender, m->epoch, false);
+		break;
+	case WIRE_SYNC_RESYNC_BEGIN:
+		if (mine) {
+			g->begun = true;
+			g->resync_got = 0;
+		}
+		break;
+	case WIRE_SYNC_RESYNC_ENTRIES:
+		if (mine && g->begun) {
+			apply_entries(r, gi, sender, KIND_NEW, m, now_ms);
+			g->resync_got += m->count;
+			g->counters[REPL_RESYNC_ENTRIES_RECEIVED] += m->count;
+		}
+		break;
+	case WIRE_SYNC_RESYNC_END:
+		if (!mine || !g->begun)
+			break;
+		if (g->resync_got == m->entry_count) {
+			g->state = REPL_SYNCED;
+			g->counters[REPL_RESYNC_COMPLETE]++;
+			g->counters[REPL_RESYNC_LAST_MS] = now_ms - g->resync_start_ms;
+		} else {
+			g->counters[REPL_RESYNC_INCOMPLETE]++;
+			resync_start(r, gi, g->donor, now_ms);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+void
+repl_on_deliver(struct repl *r, uint16_t gi, uint32_t sender, const void *buf, size_t len,
+		uint32_t now_ms, uint64_t now_us)
+{
+	struct group *g;
+	struct wire_sync_msg m;
+
+	if (gi >= r->n_groups)
+		return;
+	g = &r->groups[gi];
+	if (sender != r->p.self)
+		g->counters[REPL_MSGS_RECEIVED]++;
+	if (len > MSG_MAX ||
+	    wire_sync_decode(buf, len, &m, r->scratch, r->scratch_cap, &r->wire) < 0) {
+		g->counters[REPL_DROP_DECODE]++;
+		return;
+	}
+	if (m.node_id != sender) {
+		g->counters[REPL_DROP_SENDER]++;
+		return;
+	}
+	if (sender != r->p.self) {
+		seq_check(g, sender, m.seq);
+		if (m.kind <= WIRE_SYNC_CLOSE)
+			g->counters[REPL_ENTRIES_RECEIVED] += m.count;
+	}
+	switch (m.kind) {
+	case WIRE_SYNC_NEW:
+	case WIRE_SYNC_REFRESH:
+	case WIRE_SYNC_CLOSE:
+		apply_entries(r, gi, sender, m.kind == WIRE_SYNC_NEW ? KIND_NEW :
+			      m.kind == WIRE_SYNC_REFRESH ? KIND_REFRESH : KIND_CLOSE, &m, now_ms);
+		if (sender == r->p.self && m.stamp_us != 0 && now_us > m.stamp_us)
+			lathist_add(&g->self_lag, now_us - m.stamp_us);
+		break;
+	default:
+		on_resync(r, gi, sender, &m, now_ms);
+		break;
+	}
+}
+
+/* ------------------------------------------------------------ membership */
+
+static bool
+is_member(const struct group *g, uint32_t node)
+{
+	for (uint32_t i = 0; i < g->n_members; i++)
+		if (g->members[i] == node)
+			return true;
+	return false;
+}
+
+void
+repl_on_members(struct repl *r, uint16_t gi, const uint32_t *members, size_t n, bool self_in,
+		uint32_t now_ms)
+{
+	struct group *g;
+
+	if (gi >= r->n_groups)
+		return;
+	g = &r->groups[gi];
+	g->n_members = 0;
+	for (size_t i = 0; i < n && g->n_members < REPL_MEMBERS_MAX; i++)
+		g->members[g->n_members++] = members[i];
+	for (uint32_t i = 0; i < REPL_MEMBERS_MAX; i++)
+		if (g->peers[i].node != 0 && !is_member(g, g->peers[i].node))
+			g->peers[i] = (struct peer_seq){ 0 };
+	for (uint32_t i = 0; i < g->n_streams;)
+		if (!g->streams[i].announce && !is_member(g, g->streams[i].requester))
+			stream_drop(g, i);
+		else
+			i++;
+	if (!self_in) {
+		g->member = false;
+		g->state = REPL_JOINING;
+		g->n_streams = 0;
+		queue_clear(g);
+		return;
+	}
+	if (!g->member)  /* what we made while outside the group */
+		stream_add(g, r->p.self, 0, true);
+	g->member = true;
+	if (g->state == REPL_JOINING) {
+		resync_start(r, gi, 0, now_ms);
+	} else if (g->state == REPL_RESYNCING && !is_member(g, g->donor)) {
+		g->counters[REPL_RESYNC_INCOMPLETE]++;
+		resync_start(r, gi, g->donor, now_ms);
+	}
+}
+
+/* ------------------------------------------------------------------ ticks */
+
+void
+repl_tick(struct repl *r, uint32_t now_ms, uint64_t now_us)
+{
+	for (uint16_t gi = 0; gi < r->n_groups; gi++) {
+		struct group *g = &r->groups[gi];
+
+		queue_retry(r, gi);
+		if (g->pending && (int32_t)(now_ms - g->first_ms) >= (int32_t)r->p.max_batch_delay_ms)
+			flush(r, gi, KINDS - 1);
+		if (g->request_pending)
+			request_send(r, gi);
+		streams_run(r, gi, now_ms);
+		lathist_tick(&g->self_lag, now_us);
+		lathist_tick(&g->import_lag, now_us);
+	}
+	import_pump(r, now_ms);
+	r->node[REPL_NODE_EXPIRED] += cache_expire(r->cache, now_ms, SWEEP_PER_TICK);
+}
+
+/* --------------------------------------------------------------- set-up */
+
+static int
+group_init(struct group *g, const char *name, uint32_t max_batch_bytes)
+{
+	size_t cap = max_batch_bytes / WIRE_FLOW_ENCODED_MIN + 1;
+	uint32_t set = 64;
+
+	while (set < 2 * cap)
+		set *= 2;
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	for (int k = 0; k < KINDS; k++) {
+		g->out[k].e = calloc(cap, sizeof(struct wire_flow));
+		g->out[k].cap = cap;
+		if (g->out[k].e == NULL)
+			return -ENOMEM;
+		if (k == KIND_NEW)
+			continue;
+		g->later[k].v = calloc(set, sizeof(uint64_t));
+		g->later[k].mask = set - 1;
+		if (g->later[k].v == NULL)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void
+group_fini(struct group *g)
+{
+	for (int k = 0; k < KINDS; k++) {
+		free(g->out[k].e);
+		free(g->later[k].v);
+	}
+	queue_clear(g);
+}
+
+static struct group *
+groups_create(const struct catalog *cat, uint32_t max_batch_bytes)
+{
+	uint16_t n = catalog_groups(cat);
+	struct group *gs = calloc(n ? n : 1, sizeof(*gs));
+
+	if (gs == NULL)
+		return NULL;
+	for (uint16_t i = 0; i < n; i++)
+		if (group_init(&gs[i], catalog_group_name(cat, i), max_batch_bytes) < 0) {
+			for (uint16_t j = 0; j <= i; j++)
+				group_fini(&gs[j]);
+			free(gs);
+			return NULL;
+		}
+	return gs;
+}
+
+struct repl *
+repl_create(const struct catalog *cat, const struct repl_params *p,
+	    const struct repl_ops *ops, void *arg)
+{
+	struct repl *r = calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return NULL;
+	r->p = *p;
+	r->ops = *ops;
+	r->arg = arg;
+	r->cat = cat;
+	r->n_groups = catalog_groups(cat);
+	r->scratch_cap = MSG_MAX / WIRE_FLOW_ENCODED_MIN;
+	r->scratch = calloc(r->scratch_cap, sizeof(*r->scratch));
+	r->buf_len = (p->max_batch_bytes > RESYNC_MSG_BYTES ? p->max_batch_bytes :
+		      RESYNC_MSG_BYTES) + WIRE_SYNC_HEADER_MAX;
+	r->buf = malloc(r->buf_len);
+	r->cache = cache_create(cat, p->self);
+	r->groups = groups_create(cat, p->max_batch_bytes);
+	if (r->scratch == NULL || r->buf == NULL || r->cache == NULL || r->groups == NULL) {
+		repl_destroy(r);
+		return NULL;
+	}
+	return r;
+}
+
+void
+repl_destroy(struct repl *r)
+{
+	if (r == NULL)
+		return;
+	if (r->groups != NULL)
+		for (uint16_t i = 0; i < r->n_groups; i++)
+			group_fini(&r->groups[i]);
+	free(r->groups);
+	import_free_all(r);
+	cache_destroy(r->cache);
+	free(r->scratch);
+	free(r->buf);
+	free(r);
+}
+
+/* Move the state of old group o to new group n (matched by name). */
+static void
+group_carry(struct group *n, struct group *o)
+{
+	memcpy(n->counters, o->counters, sizeof(n->counters));
+	n->state = o->state;
+	n->member = o->member;
+	memcpy(n->members, o->members, sizeof(n->members));
+	n->n_members = o->n_members;
+	n->donor = o->donor;
+	n->epoch = o->epoch;
+	n->resync_start_ms = o->resync_start_ms;
+	n->request_pending = o->request_pending;
+	n->begun = o->begun;
+	n->resync_got = o->resync_got;
+	n->seq = o->seq;
+	memcpy(n->peers, o->peers, sizeof(n->peers));
+	n->self_lag = o->self_lag;
+	n->import_lag = o->import_lag;
+	/* the CPG backlog moves as is; streams restart (cursors are the old cache's) */
+	n->q_head = o->q_head;
+	n->q_tail = o->q_tail;
+	n->q_bytes = o->q_bytes;
+	n->q_len = o->q_len;
+	o->q_head = o->q_tail = NULL;
+}
+
+int
+repl_set_catalog(struct repl *r, const struct catalog *cat, uint32_t now_ms)
+{
+	struct cache *c = cache_create(cat, r->p.self);
+	struct group *gs = groups_create(cat, r->p.max_batch_bytes);
+	uint32_t cursor = 0;
+	struct cache_key k;
+	struct cache_value v;
+
+	if (c == NULL || gs == NULL) {
+		cache_destroy(c);
+		if (gs != NULL)
+			for (uint16_t i = 0; i < catalog_groups(cat); i++)
+				group_fini(&gs[i]);
+		free(gs);
+		return -ENOMEM;
+	}
+	/* live entries carry over by address, when the new config has them */
+	while (cache_next(r->cache, &cursor, now_ms, &k, &v)) {
+		struct wire_flow f;
+		struct cache_key nk;
+		struct cache_value nv;
+
+		cache_to_wire(r->cache, &k, &v, now_ms, &f);
+		if (cache_from_wire(c, &f, v.origin, now_ms, &nk, &nv) == 0 &&
+		    cache_upsert(c, &nk, &nv, now_ms) < 0)
+			r->node[REPL_NODE_CACHE_FULL]++;
+	}
+	for (uint16_t i = 0; i < r->n_groups; i++)
+		flush(r, i, KINDS - 1);
+	for (uint16_t i = 0; i < catalog_groups(cat); i++) {
+		int old = catalog_group_find(r->cat, catalog_group_name(cat, i));
+
+		if (old >= 0)
+			group_carry(&gs[i], &r->groups[old]);
+	}
+	for (struct import_batch *b = r->i_head; b != NULL; b = b->next) {
+		int n = catalog_group_find(cat, r->groups[b->group].name);
+
+		b->group = n >= 0 ? (uint16_t)n : 0;    /* only counters use it */
+	}
+	for (uint16_t i = 0; i < r->n_groups; i++)
+		group_fini(&r->groups[i]);
+	free(r->groups);
+	cache_destroy(r->cache);
+	r->groups = gs;
+	r->n_groups = catalog_groups(cat);
+	r->cache = c;
+	r->cat = cat;
+	return 0;
+}
+
+/* --------------------------------------------------------------- status */
+
+bool
+repl_dataplane_synced(const struct repl *r)
+{
+	return r->dp_synced;
+}
+
+bool
+repl_synced(const struct repl *r)
+{
+	for (uint16_t i = 0; i < r->n_groups; i++)
+		if (r->groups[i].state != REPL_SYNCED)
+			return false;
+	return r->dp_synced;
+}
+
+uint16_t
+repl_groups(const struct repl *r)
+{
+	return r->n_groups;
+}
+
+void
+repl_group_status(const struct repl *r, uint16_t gi, struct repl_group_status *st)
+{
+	const struct group *g = &r->groups[gi];
+	struct cache_group_stats cs = cache_group_stats(r->cache, gi);
+
+	memset(st, 0, sizeof(*st));
+	st->name = g->name;
+	st->state = g->state;
+	memcpy(st->members, g->members, sizeof(st->members));
+	st->n_members = g->n_members;
+	st->donor = g->state == REPL_RESYNCING ? g->donor : 0;
+	memcpy(st->counters, g->counters, sizeof(st->counters));
+	st->send_queue = g->q_len;
+	st->entries_own = cs.own;
+	st->entries_peers = cs.peers;
+	st->digest = cs.digest;
+	st->self_lag_p50_us = lathist_quantile(&g->self_lag, 0.50);
+	st->self_lag_p99_us = lathist_quantile(&g->self_lag, 0.99);
+	st->import_lag_p50_us = lathist_quantile(&g->import_lag, 0.50);
+	st->import_lag_p99_us = lathist_quantile(&g->import_lag, 0.99);
+}
+
+const uint64_t *
+repl_node_counters(const struct repl *r)
+{
+	return r->node;
+}
+
+const struct wire_counters *
+repl_wire_counters(const struct repl *r)
+{
+	return &r->wire;
+}
+
+const struct cache *
+repl_cache(const struct repl *r)
+{
+	return r->cache;
+}

@@ -1,0 +1,627 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * syncd's replication engine, several nodes in one process: a fake CPG
+ * that delivers every message to every member in one total order (as
+ * corosync does), and a fake dataplane that acknowledges imports.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "config/config.h"
+#include "syncd/cache.h"
+#include "syncd/catalog.h"
+#include "syncd/repl.h"
+
+enum { NODES_MAX = 3, QUEUE_MAX = 200000 };
+
+struct node {
+	uint32_t id;
+	struct config *cfg;
+	struct catalog *cat;
+	struct repl *r;
+	bool member;
+	bool cpg_busy;                  /* send answers -EAGAIN */
+	bool dp_busy;                   /* import answers -EAGAIN */
+	uint64_t imported[WIRE_FLOW_EVENT_MAX];
+	uint64_t pending_tokens[4096];
+	size_t n_pending;
+};
+
+struct msg {
+	uint32_t sender;
+	uint16_t group;
+	size_t len;
+	uint8_t *data;
+};
+
+static struct node nodes[NODES_MAX];
+static struct msg queue[QUEUE_MAX];
+static size_t q_head, q_tail;
+static uint32_t now = 1000;
+
+static const char *const config_fmt =
+	"cluster = { hash_seed = \"0123456789abcdef0123456789abcdef\"; };\n"
+	"node = { id = %u; address = \"198.18.0.1%u\"; };\n"
+	"ports = ( { name = \"lan0\"; device = \"net_null0\"; } );\n"
+	"vips = (\n"
+	"  { name = \"web\"; address = \"198.18.1.1\"; port = 80; protocol = \"tcp\";\n"
+	"    encap = \"l2\"; backends = (\n"
+	"      { address = \"198.18.0.21\"; mac = \"02:00:00:00:00:21\"; },\n"
+	"      { address = \"198.18.0.22\"; mac = \"02:00:00:00:00:22\"; },\n"
+	"      { address = \"198.18.0.23\"; mac = \"02:00:00:00:00:23\"; } ); }%s\n"
+	");\n";
+
+/* A VIP only some nodes have, in the default group or a group of its own. */
+enum extra { EXTRA_NONE = 0, EXTRA_DNS, EXTRA_DNS_OWN_GROUP };
+
+static const char *const extra_vip[] = {
+	[EXTRA_NONE] = "",
+	[EXTRA_DNS] =
+	",\n  { name = \"dns\"; address = \"198.18.1.2\"; port = 53; protocol = \"udp\";\n"
+	"    encap = \"l2\"; backends = (\n"
+	"      { address = \"198.18.0.21\"; mac = \"02:00:00:00:00:21\"; } ); }",
+	[EXTRA_DNS_OWN_GROUP] =
+	",\n  { name = \"dns\"; address = \"198.18.1.2\"; port = 53; protocol = \"udp\";\n"
+	"    encap = \"l2\"; sync_group = \"dns\"; backends = (\n"
+	"      { address = \"198.18.0.21\"; mac = \"02:00:00:00:00:21\"; } ); }",
+};
+
+static int
+fake_send(void *arg, uint16_t group, const void *buf, size_t len)
+{
+	struct node *n = arg;
+	struct msg *m;
+
+	if (n->cpg_busy)
+		return -EAGAIN;
+	ck_assert_uint_lt(q_tail, QUEUE_MAX);
+	m = &queue[q_tail++];
+	m->sender = n->id;
+	m->group = group;
+	m->len = len;
+	m->data = malloc(len);
+	memcpy(m->data, buf, len);
+	return 0;
+}
+
+static int
+fake_import(void *arg, enum wire_flow_event ev, const struct wire_flow *f, size_t n,
+	    uint64_t token)
+{
+	struct node *nd = arg;
+
+	(void)f;
+	if (nd->dp_busy)
+		return -EAGAIN;
+	nd->imported[ev] += n;
+	ck_assert_uint_lt(nd->n_pending, 4096);
+	nd->pending_tokens[nd->n_pending++] = token;
+	return 0;
+}
+
+static void
+node_start(int i, enum extra extra)
+{
+	static const struct repl_ops ops = { .send = fake_send, .import = fake_import };
+	struct node *n = &nodes[i];
+	char text[4096], err[CONFIG_ERROR_MAX];
+	struct repl_params p = {
+		.max_batch_bytes = 8192, .max_batch_delay_ms = 5,
+		.import_queue_entries = 65536, .send_queue_bytes = 1 << 20,
+	};
+
+	memset(n, 0, sizeof(*n));
+	n->id = (uint32_t)i + 1;
+	snprintf(text, sizeof(text), config_fmt, n->id, n->id, extra_vip[extra]);
+	n->cfg = config_load_string(text, "t.conf", err, sizeof(err));
+	ck_assert_msg(n->cfg != NULL, "%s", err);
+	n->cat = catalog_create(n->cfg);
+	ck_assert_ptr_nonnull(n->cat);
+	p.self = n->id;
+	n->r = repl_create(n->cat, &p, &ops, n);
+	ck_assert_ptr_nonnull(n->r);
+}
+
+static void
+node_stop(int i)
+{
+	repl_destroy(nodes[i].r);
+	catalog_destroy(nodes[i].cat);
+	config_free(nodes[i].cfg);
+	memset(&nodes[i], 0, sizeof(nodes[i]));
+}
+
+/* CPG's view: the nodes in set (bitmask) are the members of group 0 (and
+ * of every other group). */
+static void
+members(unsigned set)
+{
+	uint32_t ids[NODES_MAX];
+	size_t n = 0;
+
+	for (int i = 0; i < NODES_MAX; i++)
+		if (set & (1u << i))
+			ids[n++] = (uint32_t)i + 1;
+	for (int i = 0; i < NODES_MAX; i++) {
+		bool in = set & (1u << i);
+
+		if (nodes[i].r == NULL || (!in && !nodes[i].member))
+			continue;
+		nodes[i].member = in;
+		for (uint16_t g = 0; g < repl_groups(nodes[i].r); g++)
+			repl_on_members(nodes[i].r, g, ids, n, in, now);
+	}
+}
+
+/* Deliver at most max queued messages to every member, in order. */
+static size_t
+deliver(size_t max)
+{
+	size_t done = 0;
+
+	while (q_head < q_tail && done < max) {
+		struct msg *m = &queue[q_head++];
+
+		if (m->data == NULL)
+			continue;       /* lost with its sender */
+		for (int i = 0; i < NODES_MAX; i++)
+			if (nodes[i].r != NULL && nodes[i].member)
+				repl_on_deliver(nodes[i].r, m->group, m->sender, m->data, m->len,
+						now, 0);
+		free(m->data);
+		done++;
+	}
+	return done;
+}
+
+/* Acknowledge every import sent so far. */
+static void
+ack_imports(void)
+{
+	for (int i = 0; i < NODES_MAX; i++) {
+		struct node *n = &nodes[i];
+
+		for (size_t k = 0; k < n->n_pending; k++)
+			repl_import_done(n->r, n->pending_tokens[k], true, 0);
+		n->n_pending = 0;
+	}
+}
+
+/* Run the cluster until nothing moves: ticks, deliveries, acks. */
+static void
+settle(void)
+{
+	for (int round = 0; round < 100000; round++) {
+		size_t before = q_tail;
+
+		now++;
+		for (int i = 0; i < NODES_MAX; i++)
+			if (nodes[i].r != NULL)
+				repl_tick(nodes[i].r, now, 0);
+		ack_imports();
+		if (deliver(SIZE_MAX) == 0 && q_tail == before && round > 10)
+			return;
+	}
+	ck_abort_msg("the cluster did not settle");
+}
+
+static void
+flow(struct wire_flow *f, uint32_t client, uint16_t port, int backend)
+{
+	uint32_t c = htonl(0xc6120000u | client);    /* 198.18.x.x */
+	uint32_t v = htonl(0xc6120101u);             /* 198.18.1.1 */
+	uint32_t b = htonl(0xc6120015u + (uint32_t)backend);
+
+	memset(f, 0, sizeof(*f));
+	f->family = AF_INET;
+	f->proto = IPPROTO_TCP;
+	f->vip_port = 80;
+	f->client_port = port;
+	f->backend_family = AF_INET;
+	f->lifetime_ms = 900000;
+	f->flags = WIRE_FLOW_ESTABLISHED;
+	memcpy(f->vip, &v, 4);
+	memcpy(f->client, &c, 4);
+	memcpy(f->backend, &b, 4);
+}
+
+/* Node i's dataplane exports n flows (clients from first) as event ev. */
+static void
+export(int i, enum wire_flow_event ev, uint32_t first, size_t n, int backend)
+{
+	struct wire_flow *e = calloc(n, sizeof(*e));
+	struct wire_ctl_flows fl = { .event = ev, .entries = e, .count = n };
+
+	for (size_t k = 0; k < n; k++)
+		flow(&e[k], first + (uint32_t)k, (uint16_t)(1024 + (first + k) % 50000), backend);
+	repl_on_export(nodes[i].r, &fl, now, 0);
+	free(e);
+}
+
+static struct repl_group_status
+status(int i)
+{
+	struct repl_group_status st;
+
+	repl_group_status(nodes[i].r, 0, &st);
+	return st;
+}
+
+static uint64_t
+held(int i)
+{
+	struct repl_group_status st = status(i);
+
+	return st.entries_own + st.entries_peers;
+}
+
+static void
+setup(void)
+{
+	q_head = q_tail = 0;
+	now = 1000;
+}
+
+static void
+teardown(void)
+{
+	for (int i = 0; i < NODES_MAX; i++)
+		if (nodes[i].r != NULL)
+			node_stop(i);
+	while (q_head < q_tail)
+		free(queue[q_head++].data);
+}
+
+/* ------------------------------------------------------------------ tests */
+
+START_TEST(test_new_reaches_peer)
+{
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	members(3);
+	settle();
+	ck_assert_int_eq(status(0).state, REPL_SYNCED);
+	ck_assert_int_eq(status(1).state, REPL_SYNCED);
+	repl_dataplane_up(nodes[1].r, now);
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 1000, 0);
+	settle();
+	ck_assert_uint_eq(status(0).entries_own, 1000);
+	ck_assert_uint_eq(status(1).entries_peers, 1000);
+	ck_assert_uint_eq(status(1).counters[REPL_IMPORTED], 1000);
+	ck_assert_uint_eq(nodes[1].imported[WIRE_FLOW_EVENT_NEW], 1000);
+	ck_assert_uint_eq(status(0).digest, status(1).digest);
+	/* 1000 IPv4 entries of ~35 B in 8 KiB messages: batched */
+	ck_assert_uint_le(status(0).counters[REPL_MSGS_SENT], 10);
+	ck_assert(repl_dataplane_synced(nodes[1].r));
+}
+END_TEST
+
+START_TEST(test_close_after_new_in_one_window)
+{
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	members(3);
+	settle();
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 10, 0);
+	export(0, WIRE_FLOW_EVENT_CLOSE, 1, 5, 0);
+	settle();
+	ck_assert_uint_eq(held(1), 5);
+	/* the client reuses the 5-tuple: CLOSE then NEW in one window */
+	export(0, WIRE_FLOW_EVENT_CLOSE, 6, 5, 0);
+	export(0, WIRE_FLOW_EVENT_NEW, 6, 5, 2);
+	settle();
+	ck_assert_uint_eq(held(1), 5);
+	ck_assert_uint_eq(status(0).digest, status(1).digest);
+}
+END_TEST
+
+START_TEST(test_refresh_does_not_overtake)
+{
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	members(3);
+	settle();
+	/* REFRESH (backend 0) then a NEW that moves the flow to backend 1 */
+	export(0, WIRE_FLOW_EVENT_REFRESH, 1, 3, 0);
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 3, 1);
+	settle();
+	ck_assert_uint_eq(held(1), 3);
+	ck_assert_uint_eq(status(0).digest, status(1).digest);
+}
+END_TEST
+
+START_TEST(test_agreed_order_converges)
+{
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	members(3);
+	settle();
+	/* both nodes made the same flow, to different backends */
+	export(0, WIRE_FLOW_EVENT_NEW, 7, 1, 0);
+	export(1, WIRE_FLOW_EVENT_NEW, 7, 1, 2);
+	settle();
+	ck_assert_uint_eq(held(0), 1);
+	ck_assert_uint_eq(held(1), 1);
+	ck_assert_uint_eq(status(0).digest, status(1).digest);
+}
+END_TEST
+
+/* Node i exports one UDP flow of VIP dns (198.18.1.2:53). */
+static void
+export_dns(int i, uint32_t client)
+{
+	struct wire_flow f;
+	struct wire_ctl_flows fl = { .event = WIRE_FLOW_EVENT_NEW, .entries = &f, .count = 1 };
+	uint32_t dns = htonl(0xc6120102u);
+
+	flow(&f, client, 1000, 0);
+	memcpy(f.vip, &dns, 4);
+	f.proto = IPPROTO_UDP;
+	f.vip_port = 53;
+	repl_on_export(nodes[i].r, &fl, now, 0);
+}
+
+START_TEST(test_peer_config_differs)
+{
+	struct wire_flow f;
+	struct wire_ctl_flows fl = { .event = WIRE_FLOW_EVENT_NEW, .entries = &f, .count = 1 };
+	uint32_t unknown = htonl(0xc6120063u);
+
+	node_start(0, EXTRA_DNS);       /* has VIP dns, in the default group */
+	node_start(1, EXTRA_NONE);
+	node_start(2, EXTRA_DNS_OWN_GROUP);
+	members(7);
+	settle();
+	export_dns(0, 1);
+	flow(&f, 2, 1000, 0);
+	memcpy(f.backend, &unknown, 4);         /* backend 198.18.0.99 */
+	repl_on_export(nodes[0].r, &fl, now, 0);
+	export(0, WIRE_FLOW_EVENT_NEW, 3, 1, 0);
+	settle();
+	ck_assert_uint_eq(repl_node_counters(nodes[0].r)[REPL_NODE_EXPORT_UNKNOWN], 1);
+	ck_assert_uint_eq(held(0), 2);
+	/* node 2 has no VIP dns: refused, counted */
+	ck_assert_uint_eq(status(1).counters[REPL_REJECTED_VIP], 1);
+	ck_assert_uint_eq(held(1), 1);
+	/* node 3 has it in another group: refused on this one */
+	ck_assert_uint_eq(status(2).counters[REPL_REJECTED_GROUP], 1);
+	ck_assert_uint_eq(held(2), 1);
+}
+END_TEST
+
+START_TEST(test_garbage_and_spoofed_sender)
+{
+	static const uint8_t junk[] = { 0xff, 0x13, 0x00, 0x42, 0x99 };
+	struct wire_flow f;
+	struct wire_sync_msg m = { .kind = WIRE_SYNC_NEW, .node_id = 1, .seq = 1,
+				   .entries = &f, .count = 1 };
+	uint8_t buf[256];
+	size_t len;
+
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	members(3);
+	settle();
+	repl_on_deliver(nodes[1].r, 0, 1, junk, sizeof(junk), now, 0);
+	repl_on_deliver(nodes[1].r, 0, 1, junk, 0, now, 0);
+	repl_on_deliver(nodes[1].r, 7, 1, junk, sizeof(junk), now, 0);    /* no group 7 */
+	flow(&f, 1, 1000, 0);
+	ck_assert_int_eq(wire_sync_encode(&m, buf, sizeof(buf), &len), 0);
+	repl_on_deliver(nodes[1].r, 0, 3, buf, len, now, 0);    /* says 1, CPG says 3 */
+	ck_assert_uint_eq(status(1).counters[REPL_DROP_DECODE], 2);    /* junk, empty */
+	ck_assert_uint_eq(status(1).counters[REPL_DROP_SENDER], 1);
+	ck_assert_uint_eq(held(1), 0);
+	/* truncated at every length: counted, never applied */
+	for (size_t cut = 1; cut < len; cut++)
+		repl_on_deliver(nodes[1].r, 0, 1, buf, cut, now, 0);
+	ck_assert_uint_eq(held(1), 0);
+	ck_assert_uint_ge(status(1).counters[REPL_DROP_DECODE], 2);
+}
+END_TEST
+
+START_TEST(test_resync_on_join)
+{
+	node_start(0, EXTRA_NONE);
+	members(1);
+	settle();
+	ck_assert_int_eq(status(0).state, REPL_SYNCED);    /* alone */
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 20000, 1);
+	settle();
+	node_start(1, EXTRA_NONE);
+	members(3);
+	ck_assert_int_eq(status(1).state, REPL_RESYNCING);
+	settle();
+	ck_assert_int_eq(status(1).state, REPL_SYNCED);
+	ck_assert_uint_eq(held(1), 20000);
+	ck_assert_uint_eq(status(1).counters[REPL_RESYNC_COMPLETE], 1);
+	ck_assert_uint_eq(status(0).counters[REPL_RESYNC_SERVED], 1);
+	ck_assert_uint_eq(status(0).digest, status(1).digest);
+}
+END_TEST
+
+/* Entries made and closed while the stream runs: none lost, none back. */
+START_TEST(test_resync_under_traffic)
+{
+	node_start(0, EXTRA_NONE);
+	members(1);
+	settle();
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 30000, 0);
+	settle();
+	node_start(1, EXTRA_NONE);
+	members(3);
+	for (int step = 0; step < 40; step++) {
+		now++;
+		repl_tick(nodes[0].r, now, 0);
+		repl_tick(nodes[1].r, now, 0);
+		export(0, WIRE_FLOW_EVENT_NEW, 40000 + (uint32_t)step * 10, 10, 2);
+		export(0, WIRE_FLOW_EVENT_CLOSE, 1 + (uint32_t)step * 500, 100, 0);
+		deliver(3);
+	}
+	settle();
+	ck_assert_int_eq(status(1).state, REPL_SYNCED);
+	ck_assert_uint_eq(held(0), 30000 + 400 - 4000);
+	ck_assert_uint_eq(held(1), held(0));
+	ck_assert_uint_eq(status(0).digest, status(1).digest);
+}
+END_TEST
+
+START_TEST(test_resync_donor_leaves)
+{
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	members(3);
+	settle();
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 20000, 0);
+	export(1, WIRE_FLOW_EVENT_NEW, 30000, 100, 1);
+	settle();
+	node_start(2, EXTRA_NONE);
+	members(7);
+	/* the donor (node 1) sends its BEGIN and part of its stream, then dies */
+	for (int i = 0; i < 2; i++) {
+		now++;
+		for (int n = 0; n < 3; n++)
+			repl_tick(nodes[n].r, now, 0);
+		deliver(2);
+	}
+	ck_assert_int_eq(status(2).state, REPL_RESYNCING);
+	/* it crashed: what it sent and CPG had not ordered yet is lost */
+	for (size_t i = q_head; i < q_tail; i++)
+		if (queue[i].sender == 1) {
+			free(queue[i].data);
+			queue[i].data = NULL;
+		}
+	node_stop(0);
+	members(6);
+	settle();
+	ck_assert_int_eq(status(2).state, REPL_SYNCED);
+	ck_assert_uint_eq(held(2), 20100);
+	ck_assert_uint_ge(status(2).counters[REPL_RESYNC_INCOMPLETE], 1);
+	ck_assert_uint_eq(status(1).digest, status(2).digest);
+}
+END_TEST
+
+START_TEST(test_dataplane_restart_imports_all)
+{
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	members(3);
+	settle();
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 5000, 0);
+	export(1, WIRE_FLOW_EVENT_NEW, 10000, 3000, 1);
+	settle();
+	nodes[0].dp_busy = true;
+	repl_dataplane_up(nodes[0].r, now);
+	settle();
+	ck_assert(!repl_dataplane_synced(nodes[0].r));
+	nodes[0].dp_busy = false;
+	settle();
+	ck_assert(repl_dataplane_synced(nodes[0].r));
+	/* its own flows too */
+	ck_assert_uint_eq(nodes[0].imported[WIRE_FLOW_EVENT_NEW], 8000);
+}
+END_TEST
+
+START_TEST(test_cpg_backpressure)
+{
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	members(3);
+	settle();
+	nodes[0].cpg_busy = true;
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 2000, 0);
+	for (int i = 0; i < 20; i++) {
+		now++;
+		repl_tick(nodes[0].r, now, 0);
+	}
+	ck_assert_uint_gt(status(0).send_queue, 0);
+	ck_assert_uint_gt(status(0).counters[REPL_CPG_RETRIES], 0);
+	nodes[0].cpg_busy = false;
+	settle();
+	ck_assert_uint_eq(status(0).send_queue, 0);
+	ck_assert_uint_eq(held(1), 2000);
+	/* a backlog past its bound drops, counted, and never grows */
+	nodes[0].cpg_busy = true;
+	export(0, WIRE_FLOW_EVENT_NEW, 100000, 60000, 0);
+	for (int i = 0; i < 20; i++) {
+		now++;
+		repl_tick(nodes[0].r, now, 0);
+	}
+	ck_assert_uint_gt(status(0).counters[REPL_DROP_CPG_BACKLOG], 0);
+	ck_assert_uint_le(status(0).send_queue, (1 << 20) / 8000 + 1);
+	nodes[0].cpg_busy = false;
+	settle();
+}
+END_TEST
+
+START_TEST(test_expiry)
+{
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	members(3);
+	settle();
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 100, 0);
+	settle();
+	ck_assert_uint_eq(held(1), 100);
+	now += 900001;
+	settle();
+	ck_assert_uint_eq(cache_count(repl_cache(nodes[1].r)), 0);
+	ck_assert_uint_eq(held(1), 0);
+}
+END_TEST
+
+START_TEST(test_cache_bytes_per_entry)
+{
+	const struct cache *c;
+
+	node_start(0, EXTRA_NONE);
+	members(1);
+	settle();
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 1000000, 0);
+	c = repl_cache(nodes[0].r);
+	ck_assert_uint_eq(cache_count(c), 1000000);
+	printf("cache: %u entries, %zu bytes, %.1f bytes an entry\n", cache_count(c),
+	       cache_bytes(c), (double)cache_bytes(c) / cache_count(c));
+	ck_assert_uint_le(cache_bytes(c) / cache_count(c), 96);
+}
+END_TEST
+
+static Suite *
+repl_suite(void)
+{
+	Suite *s = suite_create("repl");
+	TCase *tc = tcase_create("repl");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_new_reaches_peer);
+	tcase_add_test(tc, test_close_after_new_in_one_window);
+	tcase_add_test(tc, test_refresh_does_not_overtake);
+	tcase_add_test(tc, test_agreed_order_converges);
+	tcase_add_test(tc, test_peer_config_differs);
+	tcase_add_test(tc, test_garbage_and_spoofed_sender);
+	tcase_add_test(tc, test_resync_on_join);
+	tcase_add_test(tc, test_resync_under_traffic);
+	tcase_add_test(tc, test_resync_donor_leaves);
+	tcase_add_test(tc, test_dataplane_restart_imports_all);
+	tcase_add_test(tc, test_cpg_backpressure);
+	tcase_add_test(tc, test_expiry);
+	tcase_add_test(tc, test_cache_bytes_per_entry);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(repl_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
