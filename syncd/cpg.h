@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * syncd's link to the local corosync: one CPG group per sync group
+ * ("maglb:" + the name), each on a CPG handle of its own (corosync lets a
+ * handle join one group), polled on the qb_loop. Each connects and
+ * reconnects with backoff (corosync may start later, or die and come
+ * back), joins its group again, and reports deliveries and memberships by
+ * group index.
+ *
+ * A member is a node id; the CPG node id must be the config's node.id
+ * (checked at connect: a mismatch is logged and the link stays down).
+ *
+ * Runs on the loop's thread, as do the callbacks.
+ */
+#ifndef MAGLB_SYNCD_CPG_H
+#define MAGLB_SYNCD_CPG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <qb/qbloop.h>
+
+struct syncd_cpg_ops {
+	void (*deliver)(void *arg, uint16_t group, uint32_t sender, const void *msg,
+			size_t len);
+	/* members: node ids; self_in false when the group was lost */
+	void (*members)(void *arg, uint16_t group, const uint32_t *members, size_t n,
+			bool self_in);
+};
+
+/* Counters of the link: X(ENUM, name, description). */
+#define SYNCD_CPG_COUNTERS(X) \
+	X(CONNECTS, connects, "connections to corosync") \
+	X(CONNECT_FAILURES, connect_failures, "attempts that failed") \
+	X(DISCONNECTS, disconnects, "connections lost") \
+	X(SEND_TRY_AGAIN, send_try_again, "multicasts refused with CS_ERR_TRY_AGAIN") \
+	X(SEND_ERRORS, send_errors, "multicasts refused otherwise") \
+	X(FOREIGN_GROUP, foreign_group, "deliveries for a group this node did not join")
+
+enum syncd_cpg_counter {
+#define SYNCD_CPG_ENUM_(id, name, text) SYNCD_CPG_##id,
+	SYNCD_CPG_COUNTERS(SYNCD_CPG_ENUM_)
+#undef SYNCD_CPG_ENUM_
+	SYNCD_CPG_COUNTER_MAX
+};
+
+extern const char *const syncd_cpg_counter_names[SYNCD_CPG_COUNTER_MAX];
+
+struct syncd_cpg;
+
+/*
+ * Start connecting (now, then with backoff) for node_id; groups are set
+ * with syncd_cpg_set_groups(). NULL on no memory.
+ */
+struct syncd_cpg *syncd_cpg_create(qb_loop_t *loop, uint32_t node_id,
+				   const struct syncd_cpg_ops *ops, void *arg);
+
+/* Leave every group, disconnect, free. NULL is a no-op. */
+void syncd_cpg_destroy(struct syncd_cpg *c);
+
+/*
+ * The groups wanted, by index (names of sync groups). Groups no longer
+ * named are left, new ones joined (now, or once connected). 0 or -ENOMEM.
+ */
+int syncd_cpg_set_groups(struct syncd_cpg *c, const char *const *names, uint16_t n);
+
+/*
+ * Multicast len bytes to group (agreed order). 0; -EAGAIN (corosync's
+ * queue is full: try again later); -ENOTCONN (not connected, or not a
+ * member of the group yet); -EIO.
+ */
+int syncd_cpg_send(struct syncd_cpg *c, uint16_t group, const void *buf, size_t len);
+
+bool syncd_cpg_connected(const struct syncd_cpg *c);
+const uint64_t *syncd_cpg_counters(const struct syncd_cpg *c);
+
+#endif /* MAGLB_SYNCD_CPG_H */

@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* maglb-syncd's loop: corosync, the dataplane, maglbctl. See syncd.h. */
+#include "syncd/syncd.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <qb/qblog.h>
+
+#include "config/config.h"
+#include "lib/ipc.h"
+#include "lib/ipc_client.h"
+#include "lib/ipc_server.h"
+#include "syncd/cache.h"
+#include "syncd/catalog.h"
+#include "syncd/cpg.h"
+#include "syncd/repl.h"
+
+enum {
+	TICK_MS = 1,
+	SEND_QUEUE_BYTES = 16 << 20,    /* per group: CPG backlog */
+};
+
+struct syncd {
+	qb_loop_t *loop;
+	struct syncd_options o;
+	struct config *cfg;
+	struct catalog *cat;
+	struct repl *repl;
+	struct syncd_cpg *cpg;
+	struct ipc_async *dp;
+	struct ipc_server *server;
+	qb_loop_timer_handle tick;
+	bool subscribed;
+	bool synced_logged;
+	uint64_t start_ms;
+};
+
+/* A pending IMPORT_BATCH: the engine's token. */
+struct import_ctx {
+	struct syncd *s;
+	uint64_t token;
+};
+
+static uint32_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint32_t)((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+}
+
+static uint64_t
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* ------------------------------------------------------------- engine */
+
+static int
+repl_send(void *arg, uint16_t group, const void *buf, size_t len)
+{
+	struct syncd *s = arg;
+
+	return syncd_cpg_send(s->cpg, group, buf, len);
+}
+
+static void
+import_done(void *arg, int rc, const struct wire_ctl_msg *resp)
+{
+	struct import_ctx *ctx = arg;
+	bool ok = rc == 0 && resp->kind == WIRE_CTL_ERROR && resp->error.code == 0;
+
+	repl_import_done(ctx->s->repl, ctx->token, ok, now_us());
+	free(ctx);
+}
+
+static int
+repl_import(void *arg, enum wire_flow_event ev, const struct wire_flow *f, size_t n,
+	    uint64_t token)
+{
+	struct syncd *s = arg;
+	struct wire_ctl_msg m = {
+		.kind = WIRE_CTL_IMPORT_BATCH,
+		.flows = { .event = ev, .entries = (struct wire_flow *)(uintptr_t)f, .count = n },
+	};
+	struct import_ctx *ctx;
+	int rc;
+
+	if (!s->subscribed)
+		return -EAGAIN;     /* imports follow the subscription */
+	ctx = malloc(sizeof(*ctx));
+	if (ctx == NULL)
+		return -EAGAIN;
+	*ctx = (struct import_ctx){ .s = s, .token = token };
+	rc = ipc_async_send(s->dp, &m, import_done, ctx);
+	if (rc < 0)
+		free(ctx);
+	return rc;
+}
+
+/* ---------------------------------------------------------- dataplane */
+
+static void
+subscribed(void *arg, int rc, const struct wire_ctl_msg *resp)
+{
+	struct syncd *s = arg;
+
+	if (rc == 0 && resp->kind == WIRE_CTL_ERROR && resp->error.code == 0) {
+		s->subscribed = true;
+		qb_log(LOG_INFO, "dataplane %s: subscribed to its export stream; "
+		       "importing the entries held", ipc_async_service(s->dp));
+		repl_dataplane_up(s->repl, now_ms());
+		return;
+	}
+	if (rc == 0 && resp->kind == WIRE_CTL_ERROR)
+		qb_log(LOG_ERR, "dataplane %s: refused the export subscription: %s",
+		       ipc_async_service(s->dp), resp->error.message);
+	else
+		qb_log(LOG_WARNING, "dataplane %s: export subscription failed: %s",
+		       ipc_async_service(s->dp), strerror(-rc));
+}
+
+static void
+dp_up(void *arg)
+{
+	struct syncd *s = arg;
+	struct wire_ctl_msg m = {
+		.kind = WIRE_CTL_EXPORT_SUBSCRIBE,
+		.export_subscribe.enable = true,
+	};
+
+	s->subscribed = false;
+	if (ipc_async_send(s->dp, &m, subscribed, s) < 0)
+		qb_log(LOG_WARNING, "dataplane %s: cannot ask for the export stream",
+		       ipc_async_service(s->dp));
+}
+
+static void
+dp_down(void *arg, int err)
+{
+	struct syncd *s = arg;
+
+	(void)err;
+	s->subscribed = false;
+	repl_dataplane_down(s->repl);
+}
+
+static void
+dp_event(void *arg, const struct wire_ctl_msg *m)
+{
+	struct syncd *s = arg;
+
+	if (m->kind == WIRE_CTL_EXPORT_BATCH)
+		repl_on_export(s->repl, &m->flows, now_ms(), now_us());
+}
+
+/* -------------------------------------------------------------- corosync */
+
+static void
+cpg_deliver(void *arg, uint16_t group, uint32_t sender, const void *msg, size_t len)
+{
+	struct syncd *s = arg;
+
+	repl_on_deliver(s->repl, group, sender, msg, len, now_ms(), now_us());
+}
+
+static void
+cpg_members(void *arg, uint16_t group, const uint32_t *members, size_t n, bool self_in)
+{
+	struct syncd *s = arg;
+
+	repl_on_members(s->repl, group, members, n, self_in, now_ms());
+}
+
+/* ------------------------------------------------------------------ tick */
+
+static void on_tick(void *arg);
+
+static void
+tick_arm(struct syncd *s)
+{
+	qb_loop_timer_add(s->loop, QB_LOOP_MED, TICK_MS * 1000000ull, s, on_tick, &s->tick);
+}
+
+static void
+on_tick(void *arg)
+{
+	struct syncd *s = arg;
+	bool synced;
+
+	repl_tick(s->repl, now_ms(), now_us());
+	synced = repl_synced(s->repl);
+	if (synced != s->synced_logged) {
+		s->synced_logged = synced;
+		qb_log(LOG_INFO, "%s", synced ? "synced: every group and the dataplane" :
+		       "not synced");
+	}
+	tick_arm(s);
+}
+
+/* ----------------------------------------------------------- maglbctl */
+
+struct counter_list {
+	struct wire_ctl_counter *v;
+	size_t n, cap;
+	const char *prefix;
+};
+
+static void
+counter_add(struct counter_list *l, const char *scope, const char *name, uint64_t value)
+{
+	struct wire_ctl_counter *e;
+
+	if (strncmp(scope, l->prefix, strlen(l->prefix)) != 0)
+		return;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 128;
+		struct wire_ctl_counter *v = realloc(l->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return;
+		l->v = v;
+		l->cap = cap;
+	}
+	e = &l->v[l->n++];
+	snprintf(e->scope, sizeof(e->scope), "%s", scope);
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	e->value = value;
+}
+
+/* Per group: its state, members, entries, counters and lags. */
+static void
+counters_group(struct syncd *s, uint16_t gi, struct counter_list *l)
+{
+	struct repl_group_status st;
+	char scope[WIRE_NAME_MAX], name[WIRE_NAME_MAX];
+
+	repl_group_status(s->repl, gi, &st);
+	snprintf(scope, sizeof(scope), "group:%s", st.name);
+	counter_add(l, scope, "state", st.state);
+	for (uint32_t i = 0; i < st.n_members; i++) {
+		snprintf(name, sizeof(name), "member.%u", st.members[i]);
+		counter_add(l, scope, name, st.members[i]);
+	}
+	counter_add(l, scope, "donor", st.donor);
+	counter_add(l, scope, "entries_own", st.entries_own);
+	counter_add(l, scope, "entries_peers", st.entries_peers);
+	counter_add(l, scope, "digest", st.digest);
+	counter_add(l, scope, "send_queue", st.send_queue);
+	counter_add(l, scope, "self_lag_p50_us", st.self_lag_p50_us);
+	counter_add(l, scope, "self_lag_p99_us", st.self_lag_p99_us);
+	counter_add(l, scope, "import_lag_p50_us", st.import_lag_p50_us);
+	counter_add(l, scope, "import_lag_p99_us", st.import_lag_p99_us);
+	for (int i = 0; i < REPL_COUNTER_MAX; i++)
+		counter_add(l, scope, repl_counter_names[i], st.counters[i]);
+}
+
+static int
+counters(struct syncd *s, const struct wire_ctl_msg *req, struct wire_ctl_msg *resp)
+{
+	struct counter_list l = { .prefix = req->counters_request.scope };
+	const struct cache *c = repl_cache(s->repl);
+	const uint64_t *node = repl_node_counters(s->repl);
+	const uint64_t *link = syncd_cpg_counters(s->cpg);
+	const struct ipc_async_counters *dp = ipc_async_counters(s->dp);
+	const struct ipc_server_counters *ic = ipc_server_counters(s->server);
+
+	counter_add(&l, "sync", "node_id", s->cfg->node_id);
+	counter_add(&l, "sync", "synced", repl_synced(s->repl));
+	counter_add(&l, "sync", "dataplane_connected", s->subscribed);
+	counter_add(&l, "sync", "dataplane_synced", repl_dataplane_synced(s->repl));
+	counter_add(&l, "sync", "entries", cache_count(c));
+	counter_add(&l, "sync", "cache_bytes", cache_bytes(c));
+	for (int i = 0; i < REPL_NODE_COUNTER_MAX; i++)
+		counter_add(&l, "sync", repl_node_counter_names[i], node[i]);
+	for (int i = 0; i < WIRE_DROP_MAX; i++)
+		counter_add(&l, "sync", wire_drop_names[i], repl_wire_counters(s->repl)->drops[i]);
+	for (uint16_t g = 0; g < repl_groups(s->repl); g++)
+		counters_group(s, g, &l);
+	for (int i = 0; i < SYNCD_CPG_COUNTER_MAX; i++)
+		counter_add(&l, "cpg", syncd_cpg_counter_names[i], link[i]);
+	for (int i = 0; i < IPC_ASYNC_COUNTER_MAX; i++)
+		counter_add(&l, "dataplane", ipc_async_counter_names[i], dp->counts[i]);
+	for (int i = 0; i < IPC_COUNTER_MAX; i++)
+		counter_add(&l, "ipc", ipc_counter_names[i], ic->counts[i]);
+	resp->kind = WIRE_CTL_COUNTERS_RESPONSE;
+	resp->counters.counters = l.v;
+	resp->counters.count = l.n;
+	return 0;
+}
+
+static int
+serve(void *ctx, uint64_t conn_id, const struct wire_ctl_msg *req, struct wire_ctl_msg *resp,
+      char *errmsg, size_t errlen)
+{
+	struct syncd *s = ctx;
+
+	(void)conn_id;
+	switch (req->kind) {
+	case WIRE_CTL_STATUS_REQUEST:
+		resp->kind = WIRE_CTL_STATUS_RESPONSE;
+		resp->status.node_id = s->cfg->node_id;
+		resp->status.vips = s->cfg->n_vips;
+		resp->status.uptime_ms = now_ms() - s->start_ms;
+		resp->status.flows_synced = cache_count(repl_cache(s->repl));
+		return 0;
+	case WIRE_CTL_COUNTERS_REQUEST:
+		return counters(s, req, resp);
+	case WIRE_CTL_RELOAD_REQUEST:
+		resp->kind = WIRE_CTL_RELOAD_RESULT;
+		resp->reload_result.ok = syncd_reload(s) == 0;
+		if (!resp->reload_result.ok)
+			snprintf(resp->reload_result.error, sizeof(resp->reload_result.error),
+				 "see the log of maglb-syncd");
+		return 0;
+	default:
+		snprintf(errmsg, errlen, "maglb-syncd does not serve %s",
+			 wire_ctl_kind_names[req->kind]);
+		return -EOPNOTSUPP;
+	}
+}
+
+static void
+serve_release(void *ctx, struct wire_ctl_msg *resp)
+{
+	(void)ctx;
+	if (resp->kind == WIRE_CTL_COUNTERS_RESPONSE)
+		free(resp->counters.counters);
+}
+
+/* -------------------------------------------------------------- set-up */
+
+static gid_t
+maglb_group(void)
+{
+	struct group *g = getgrnam("maglb");
+
+	return g != NULL ? g->gr_gid : (gid_t)-1;
+}
+
+static int
+join_groups(struct syncd *s)
+{
+	const char *names[CONFIG_VIPS_MAX];
+	uint16_t n = catalog_groups(s->cat);
+
+	for (uint16_t i = 0; i < n; i++)
+		names[i] = catalog_group_name(s->cat, i);
+	return syncd_cpg_set_groups(s->cpg, names, n);
+}
+
+struct syncd *
+syncd_create(qb_loop_t *loop, const struct syncd_options *o)
+{
+	static const struct repl_ops rops = { .send = repl_send, .import = repl_import };
+	static const struct syncd_cpg_ops cops = { .deliver = cpg_deliver,
+						   .members = cpg_members };
+	static const struct ipc_async_ops dops = { .up = dp_up, .down = dp_down,
+						   .event = dp_event };
+	static const struct ipc_handlers h = { .request = serve, .release = serve_release };
+	struct syncd *s = calloc(1, sizeof(*s));
+	char err[CONFIG_ERROR_MAX];
+	struct repl_params p;
+
+	if (s == NULL)
+		return NULL;
+	s->loop = loop;
+	s->o = *o;
+	s->start_ms = now_ms();
+	s->cfg = config_load(o->config, err, sizeof(err));
+	if (s->cfg == NULL) {
+		qb_log(LOG_ERR, "%s", err);
+		goto fail;
+	}
+	s->cat = catalog_create(s->cfg);
+	p = (struct repl_params){
+		.self = s->cfg->node_id,
+		.max_batch_bytes = s->cfg->sync.max_batch_bytes,
+		.max_batch_delay_ms = s->cfg->sync.max_batch_delay_ms,
+		.import_queue_entries = s->cfg->sync.queue_entries,
+		.send_queue_bytes = SEND_QUEUE_BYTES,
+	};
+	if (s->cat == NULL || (s->repl = repl_create(s->cat, &p, &rops, s)) == NULL) {
+		qb_log(LOG_ERR, "out of memory");
+		goto fail;
+	}
+	s->server = ipc_server_create(loop, o->service, maglb_group(), &h, s);
+	s->cpg = syncd_cpg_create(loop, s->cfg->node_id, &cops, s);
+	s->dp = ipc_async_create(loop, o->dataplane_service, &dops, s);
+	if (s->server == NULL || s->cpg == NULL || s->dp == NULL || join_groups(s) < 0)
+		goto fail;
+	tick_arm(s);
+	qb_log(LOG_INFO, "node %u: %u VIP(s) in %u sync group(s); dataplane service %s",
+	       s->cfg->node_id, s->cfg->n_vips, catalog_groups(s->cat), o->dataplane_service);
+	return s;
+
+fail:
+	syncd_destroy(s);
+	return NULL;
+}
+
+void
+syncd_destroy(struct syncd *s)
+{
+	if (s == NULL)
+		return;
+	qb_loop_timer_del(s->loop, s->tick);
+	ipc_async_destroy(s->dp);
+	syncd_cpg_destroy(s->cpg);
+	ipc_server_destroy(s->server);
+	repl_destroy(s->repl);
+	catalog_destroy(s->cat);
+	if (s->cfg != NULL)
+		config_free(s->cfg);
+	free(s);
+}
+
+int
+syncd_reload(struct syncd *s)
+{
+	char err[CONFIG_ERROR_MAX];
+	struct config *cfg = config_load(s->o.config, err, sizeof(err));
+	struct catalog *cat;
+
+	if (cfg == NULL) {
+		qb_log(LOG_ERR, "reload refused, running config kept: %s", err);
+		return -EINVAL;
+	}
+	if (cfg->node_id != s->cfg->node_id) {
+		qb_log(LOG_ERR, "reload refused, running config kept: %s: node.id changed "
+		       "(%u to %u): restart maglb-syncd for that", s->o.config,
+		       s->cfg->node_id, cfg->node_id);
+		config_free(cfg);
+		return -EINVAL;
+	}
+	cat = catalog_create(cfg);
+	if (cat == NULL || repl_set_catalog(s->repl, cat, now_ms()) < 0) {
+		qb_log(LOG_ERR, "reload refused, running config kept: out of memory");
+		catalog_destroy(cat);
+		config_free(cfg);
+		return -ENOMEM;
+	}
+	catalog_destroy(s->cat);
+	config_free(s->cfg);
+	s->cat = cat;
+	s->cfg = cfg;
+	if (join_groups(s) < 0)
+		qb_log(LOG_ERR, "reload: cannot update the CPG groups: out of memory");
+	qb_log(LOG_INFO, "reloaded %s: %u VIP(s) in %u sync group(s)", s->o.config,
+	       cfg->n_vips, catalog_groups(cat));
+	return 0;
+}
