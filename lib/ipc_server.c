@@ -11,8 +11,12 @@
  */
 #include "lib/ipc_server.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -398,6 +402,85 @@ ipc_on_msg(qb_ipcs_connection_t *c, void *data, size_t size)
 	return 0;
 }
 
+/* ------------------------------------------------------- stale files */
+
+/* Whether process pid is gone (kill(0) also finds another user's). */
+static bool
+ipc_pid_dead(long pid)
+{
+	return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) < 0 &&
+	       errno == ESRCH;
+}
+
+/*
+ * Remove one connection's directory dir (under shm, a descriptor of
+ * /dev/shm) if it holds service's rings: the six files libqb names
+ * qb-{request,response,event}-SERVICE-{header,data}. Returns the files
+ * removed.
+ */
+static unsigned
+ipc_stale_remove(int shm, const char *dir, const char *service)
+{
+	static const char *const rings[] = { "request", "response", "event" };
+	static const char *const parts[] = { "header", "data" };
+	char name[NAME_MAX + 1];
+	unsigned n = 0;
+	int fd = openat(shm, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return 0;
+	snprintf(name, sizeof(name), "qb-request-%s-header", service);
+	if (faccessat(fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+		for (size_t r = 0; r < 3; r++) {
+			for (size_t p = 0; p < 2; p++) {
+				snprintf(name, sizeof(name), "qb-%s-%s-%s", rings[r],
+					 service, parts[p]);
+				n += unlinkat(fd, name, 0) == 0;
+			}
+		}
+		(void)unlinkat(shm, dir, AT_REMOVEDIR);  /* unless others remain */
+	}
+	close(fd);
+	return n;
+}
+
+/*
+ * libqb puts each connection's rings in /dev/shm/qb-SPID-CPID-FD-XXXXXX/
+ * (SPID the server, CPID the client) and removes them when either end
+ * closes; when both die by SIGKILL they stay. Remove those of service whose
+ * server is gone; a client still alive keeps its mapping and finds them
+ * gone at its disconnect, which libqb tolerates. Returns the files removed.
+ */
+static unsigned
+ipc_stale_clean(const char *service)
+{
+	DIR *d = opendir("/dev/shm");
+	unsigned files = 0, dirs = 0;
+	struct dirent *e;
+
+	if (d == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		long spid, cpid;
+		int fdno, end = 0;
+		unsigned n;
+
+		if (sscanf(e->d_name, "qb-%ld-%ld-%d-%*6[A-Za-z0-9]%n", &spid,
+			   &cpid, &fdno, &end) != 3 || e->d_name[end] != '\0' ||
+		    !ipc_pid_dead(spid))
+			continue;
+		n = ipc_stale_remove(dirfd(d), e->d_name, service);
+		files += n;
+		dirs += n > 0;
+	}
+	closedir(d);
+	if (files > 0)
+		qb_log(LOG_NOTICE, "ipc %s: removed %u stale shared-memory file(s) "
+		       "of %u connection(s) whose server died", service, files,
+		       dirs);
+	return files;
+}
+
 /* -------------------------------------------------------------- server */
 
 struct ipc_server *
@@ -441,6 +524,7 @@ ipc_server_create(qb_loop_t *loop, const char *service, gid_t group,
 		       "process's IPC servers", service);
 		goto fail_free;
 	}
+	s->counters.counts[IPC_COUNTER_STALE_FILES] = ipc_stale_clean(service);
 	s->service = qb_ipcs_create(service, 0, QB_IPC_SHM, &qh);
 	if (s->service == NULL) {
 		qb_log(LOG_ERR, "ipc %s: qb_ipcs_create: %s", service,

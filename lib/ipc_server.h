@@ -11,6 +11,13 @@
  * the group given to ipc_server_create(); the shared-memory files are made
  * root:group 0660 (root:root 0600 when root only).
  *
+ * Stale files: libqb keeps each connection's rings in a directory
+ * /dev/shm/qb-SERVERPID-CLIENTPID-FD-XXXXXX/ of six files,
+ * qb-{request,response,event}-SERVICE-{header,data}. A server or client that
+ * dies by SIGKILL leaves them behind when the other end dies as well;
+ * ipc_server_create() removes those of its service whose server process is
+ * gone, logs how many and counts them (STALE_FILES).
+ *
  * Threads: everything here runs on the thread that runs the qb_loop,
  * handlers included; call create and destroy there too, or before the loop
  * runs and after it has stopped. libqb's poll callbacks carry no context,
@@ -44,7 +51,8 @@
 	X(RESPONSE_INVALID, response_invalid, "response did not encode: EPROTO") \
 	X(RESPONSE_LOST, response_lost, "response not queued to the client") \
 	X(EVENTS, events, "events queued to a client") \
-	X(EVENT_DROPS, event_drops, "events refused: the client's ring was full")
+	X(EVENT_DROPS, event_drops, "events refused: the client's ring was full") \
+	X(STALE_FILES, stale_files, "/dev/shm files of dead servers removed at start")
 
 enum ipc_counter {
 #define IPC_COUNTER_ENUM_(id, name, text) IPC_COUNTER_##id,

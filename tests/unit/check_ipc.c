@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -986,6 +987,87 @@ START_TEST(test_access_root_only)
 }
 END_TEST
 
+/* ------------------------------------------------------- stale files */
+
+/* A pid that no process has now: a child's, reaped. */
+static pid_t
+dead_pid(void)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	return pid;
+}
+
+/* A connection directory as libqb leaves it: the six rings of service. */
+static void
+stale_dir(char *dir, size_t len, pid_t server, pid_t client,
+	  const char *service)
+{
+	static const char *const rings[] = { "request", "response", "event" };
+
+	snprintf(dir, len, "/dev/shm/qb-%ld-%ld-99-Xy12Zw", (long)server,
+		 (long)client);
+	ck_assert_int_eq(mkdir(dir, 0770), 0);
+	for (size_t r = 0; r < 3; r++) {
+		for (int p = 0; p < 2; p++) {
+			char path[PATH_MAX];
+			int fd;
+
+			snprintf(path, sizeof(path), "%s/qb-%s-%s-%s", dir, rings[r],
+				 service, p ? "data" : "header");
+			fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+			ck_assert_int_ge(fd, 0);
+			close(fd);
+		}
+	}
+}
+
+static void
+rm_dir(const char *dir)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static void
+fake_restart_job(void *arg)
+{
+	(void)arg;
+	ipc_server_destroy(fake.server);
+	fake.server = ipc_server_create(fake.loop, fake.service, FAKE_GROUP,
+					&fake_handlers, &fake);
+}
+
+/* A server's start removes its service's rings left by dead servers only. */
+START_TEST(test_stale_shm)
+{
+	char dead[PATH_MAX], alive[PATH_MAX], other[PATH_MAX];
+	char name[WIRE_NAME_MAX + 8];
+	pid_t gone = dead_pid();
+	struct stat st;
+
+	snprintf(name, sizeof(name), "%s-other", fake.service);
+	stale_dir(dead, sizeof(dead), gone, gone, fake.service);
+	stale_dir(alive, sizeof(alive), getppid(), gone, fake.service);
+	stale_dir(other, sizeof(other), gone, gone + 1, name);
+	fake_call(fake_restart_job, NULL);
+	ck_assert_ptr_nonnull(fake.server);
+	ck_assert_int_eq(stat(dead, &st), -1);
+	ck_assert_int_eq(stat(alive, &st), 0);  /* its server lives */
+	ck_assert_int_eq(stat(other, &st), 0);  /* another service's */
+	ck_assert_uint_eq(fake_snapshot().counters.counts[IPC_COUNTER_STALE_FILES],
+			  6);
+	rm_dir(alive);
+	rm_dir(other);
+}
+END_TEST
+
 /* --------------------------------------------------------- async client */
 
 enum {
@@ -1634,6 +1716,7 @@ ipc_suite(void)
 		{ "disconnected", test_disconnected },
 		{ "access", test_access },
 		{ "access_root_only", test_access_root_only },
+		{ "stale_shm", test_stale_shm },
 		{ "async_pipeline", test_async_pipeline },
 		{ "async_latency", test_async_latency },
 		{ "async_reconnect", test_async_reconnect },
