@@ -587,6 +587,28 @@ import(struct control *c, const struct wire_ctl_msg *req)
 	return 0;
 }
 
+/*
+ * The export stream has one owner, the connection that subscribed (syncd):
+ * another one asking for it gets EBUSY, and so does one that asks to end a
+ * subscription it does not own; the owner ends it, or its disconnect does.
+ */
+static int
+export_subscribe(struct control *c, uint64_t conn_id, bool enable, char *errmsg,
+		 size_t errlen)
+{
+	if (c->export_conn != 0 && c->export_conn != conn_id) {
+		snprintf(errmsg, errlen, "another client (IPC connection %llu) owns the "
+			 "export stream%s", (unsigned long long)c->export_conn,
+			 enable ? "" : "; only it can unsubscribe");
+		return -EBUSY;
+	}
+	if (c->export_conn != (enable ? conn_id : 0))
+		qb_log(LOG_INFO, "export stream: IPC connection %llu %s",
+		       (unsigned long long)conn_id, enable ? "subscribed" : "unsubscribed");
+	c->export_conn = enable ? conn_id : 0;
+	return 0;
+}
+
 int
 control_ipc_request(void *ctx, uint64_t conn_id, const struct wire_ctl_msg *req,
 		    struct wire_ctl_msg *resp, char *errmsg, size_t errlen)
@@ -611,8 +633,8 @@ control_ipc_request(void *ctx, uint64_t conn_id, const struct wire_ctl_msg *req,
 	case WIRE_CTL_DUMP_REQUEST:
 		return dump(c, req, resp);
 	case WIRE_CTL_EXPORT_SUBSCRIBE:
-		c->export_conn = req->export_subscribe.enable ? conn_id : 0;
-		return 0;
+		return export_subscribe(c, conn_id, req->export_subscribe.enable, errmsg,
+					errlen);
 	case WIRE_CTL_IMPORT_BATCH:
 		return import(c, req);
 	default:
@@ -637,6 +659,9 @@ control_ipc_disconnected(void *ctx, uint64_t conn_id)
 {
 	struct control *c = ctx;
 
-	if (c->export_conn == conn_id)
-		c->export_conn = 0;
+	if (c->export_conn == conn_id) {
+		c->export_conn = 0;     /* the owner went away: the stream is free */
+		qb_log(LOG_INFO, "export stream: IPC connection %llu closed, unsubscribed",
+		       (unsigned long long)conn_id);
+	}
 }
