@@ -2,7 +2,6 @@
 #include "dataplane/control.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -23,6 +22,7 @@
 #include "dataplane/core/packet.h"
 #include "dataplane/core/reply.h"
 #include "dataplane/core/viptab.h"
+#include "lib/daemon.h"
 #include "lib/ipc_server.h"
 #include "dataplane/synced.h"
 #include "dataplane/worker.h"
@@ -558,19 +558,13 @@ tick(void *arg)
 	qb_loop_timer_add(c->loop, QB_LOOP_HIGH, TICK_NS, c, tick, &c->tick);
 }
 
-static int32_t
-on_signal(int32_t sig, void *arg)
+/* SIGHUP: as maglbctl reload (a bad file is logged and refused). */
+static void
+on_reload(void *arg)
 {
-	struct control *c = arg;
 	char err[CONFIG_ERROR_MAX];
 
-	if (sig == SIGHUP) {
-		control_reload(c, false, err, sizeof(err));
-		return 0;
-	}
-	qb_log(LOG_INFO, "signal %d: stopping", sig);
-	qb_loop_stop(c->loop);
-	return 0;
+	control_reload(arg, false, err, sizeof(err));
 }
 
 static int
@@ -581,9 +575,7 @@ control_start(struct control *c)
 		.release = control_ipc_release,
 		.disconnected = control_ipc_disconnected,
 	};
-	static const int signals[] = { SIGTERM, SIGINT, SIGHUP };
 	struct neigh_params np;
-	qb_loop_signal_handle sh;
 
 	neigh_params_default(&np);
 	c->neigh = neigh_create(NEIGH_CAPACITY, &np);
@@ -592,8 +584,9 @@ control_start(struct control *c)
 	c->loop = qb_loop_create();
 	if (c->neigh == NULL || c->flows == NULL || c->recs == NULL || c->loop == NULL)
 		return -ENOMEM;
-	for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
-		qb_loop_signal_add(c->loop, QB_LOOP_HIGH, signals[i], c, on_signal, &sh);
+	c->signals = daemon_signals_create(c->loop, on_reload, c);
+	if (c->signals == NULL)
+		return -ENOMEM;
 	c->ipc = ipc_server_create(c->loop, c->p.service, c->p.group, &handlers, c);
 	if (c->ipc == NULL)
 		return -EADDRINUSE;
@@ -641,6 +634,7 @@ control_run(struct control_params *p)
 	}
 	__atomic_store_n(&p->shared->stop, true, __ATOMIC_RELEASE);
 	ipc_server_destroy(c.ipc);
+	daemon_signals_destroy(c.signals);
 	if (c.loop != NULL) {
 		qb_loop_timer_del(c.loop, c.tick);
 		qb_loop_destroy(c.loop);

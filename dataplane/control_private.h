@@ -15,6 +15,7 @@
 #include "dataplane/worker.h"
 #include "proto/wire.h"
 
+struct daemon_signals;
 struct ipc_server;
 struct neigh;
 struct wire_flow;
@@ -56,6 +57,7 @@ enum {
 struct control {
 	qb_loop_t *loop;
 	qb_loop_timer_handle tick;
+	struct daemon_signals *signals; /* SIGTERM/SIGINT stop, SIGHUP reloads */
 	struct control_params p;
 	struct dp_shared *sh;
 	struct config *cfg;

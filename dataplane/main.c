@@ -16,8 +16,6 @@
 #include <string.h>
 #include <time.h>
 
-#include <grp.h>
-
 #include <qb/qblog.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -30,10 +28,11 @@
 
 #include "config/config.h"
 #include "dataplane/control.h"
-#include "lib/ipc.h"
 #include "dataplane/state.h"
 #include "dataplane/synced.h"
 #include "dataplane/worker.h"
+#include "lib/daemon.h"
+#include "lib/ipc.h"
 
 struct options {
 	const char *config;
@@ -42,20 +41,6 @@ struct options {
 	enum worker_poll poll;
 	bool foreground;
 };
-
-/* syslog (journald) for the daemon, stderr in the foreground. */
-static void
-log_init(bool to_stderr)
-{
-	qb_log_init("maglb-dataplane", LOG_DAEMON, LOG_INFO);
-	qb_log_ctl(QB_LOG_SYSLOG, QB_LOG_CONF_ENABLED, to_stderr ? QB_FALSE : QB_TRUE);
-	if (!to_stderr)
-		return;
-	qb_log_filter_ctl(QB_LOG_STDERR, QB_LOG_FILTER_ADD, QB_LOG_FILTER_FILE,
-			  "*", LOG_INFO);
-	qb_log_format_set(QB_LOG_STDERR, "maglb-dataplane: %b");
-	qb_log_ctl(QB_LOG_STDERR, QB_LOG_CONF_ENABLED, QB_TRUE);
-}
 
 static double
 now_ms(void)
@@ -225,14 +210,6 @@ find_check(int argc, char **argv)
 	return NULL;
 }
 
-static gid_t
-ipc_group(void)
-{
-	struct group *g = getgrnam("maglb");
-
-	return g != NULL ? g->gr_gid : (gid_t)-1;
-}
-
 struct dataplane {
 	struct options opt;
 	struct config *cfg;
@@ -397,7 +374,7 @@ run(struct dataplane *dp)
 		cp = (struct control_params){
 			.config_path = dp->opt.config, .cfg = dp->cfg, .shared = &dp->sh,
 			.workers = dp->workers, .n_workers = dp->n_workers, .pool = dp->pool,
-			.service = dp->opt.service, .group = ipc_group(),
+			.service = dp->opt.service, .group = daemon_ipc_group(),
 		};
 		rc = control_run(&cp);
 		dp->cfg = cp.cfg;
@@ -421,7 +398,7 @@ main(int argc, char **argv)
 		}
 	}
 	if (check != NULL) {
-		log_init(true);
+		daemon_log_init("maglb-dataplane", true);
 		rc = check_config(check);
 		qb_log_fini();
 		return rc == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
@@ -437,7 +414,7 @@ main(int argc, char **argv)
 		rte_eal_cleanup();
 		return rc > 0 ? EXIT_SUCCESS : 2;
 	}
-	log_init(dp.opt.foreground);
+	daemon_log_init("maglb-dataplane", dp.opt.foreground);
 	rc = run(&dp);
 	qb_log(LOG_INFO, "stopped");
 	qb_log_fini();

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The dataplane's IPC endpoint (dataplane/ipc.c), its client library
- * (ctl/client.c) and maglbctl, against an in-process fake: a thread runs a
- * qb_loop with an ipc_server whose handlers answer from canned data. The
- * fake is for these unit tests only; the real handlers are the dataplane's.
+ * lib/: the IPC server (ipc_server.c), its clients (ipc_client.c: blocking
+ * and async), the daemons' signals (daemon.c), and maglbctl, against an
+ * in-process fake: a thread runs a qb_loop with an ipc_server whose
+ * handlers answer from canned data. The fake is for these unit tests only;
+ * the real handlers are the dataplane's (check_control_ipc.c).
  *
  * Anything that touches the server (its counters, sending events) runs on
  * the loop thread through fake_call().
@@ -32,6 +33,7 @@
 #include <qb/qbipcc.h>
 #include <qb/qbloop.h>
 
+#include "lib/daemon.h"
 #include "lib/ipc_client.h"
 #include "lib/ipc_server.h"
 
@@ -1488,6 +1490,46 @@ START_TEST(test_async_destroy_in_callback)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- daemon */
+
+static unsigned daemon_reloads;
+
+static void
+daemon_reload(void *arg)
+{
+	daemon_reloads++;
+	ck_assert_ptr_eq(arg, &daemon_reloads);
+}
+
+static void
+daemon_raise(void *data)
+{
+	raise((int)(intptr_t)data);
+}
+
+/* SIGHUP reloads, SIGTERM stops the loop; both on the loop's thread. */
+START_TEST(test_daemon_signals)
+{
+	qb_loop_t *loop = qb_loop_create();
+	struct daemon_signals *sig;
+	qb_loop_timer_handle h1, h2;
+
+	ck_assert_ptr_nonnull(loop);
+	sig = daemon_signals_create(loop, daemon_reload, &daemon_reloads);
+	ck_assert_ptr_nonnull(sig);
+	qb_loop_timer_add(loop, QB_LOOP_LOW, 1000000, (void *)(intptr_t)SIGHUP,
+			  daemon_raise, &h1);
+	qb_loop_timer_add(loop, QB_LOOP_LOW, 50000000, (void *)(intptr_t)SIGTERM,
+			  daemon_raise, &h2);
+	qb_loop_run(loop);      /* returns on SIGTERM */
+	ck_assert_uint_eq(daemon_reloads, 1);
+	daemon_signals_destroy(sig);
+	qb_loop_destroy(loop);
+	ck_assert(daemon_ipc_group() == (gid_t)-1 ||
+		  getgrgid(daemon_ipc_group()) != NULL);
+}
+END_TEST
+
 /* ------------------------------------------------------------ maglbctl */
 
 struct ctl_run {
@@ -1730,13 +1772,17 @@ ipc_suite(void)
 		{ "maglbctl_not_running", test_maglbctl_not_running },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		TCase *tc = tcase_create(cases[i].name);
+	TCase *tc;
 
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		tc = tcase_create(cases[i].name);
 		tcase_add_checked_fixture(tc, fake_setup, fake_teardown);
 		tcase_add_test(tc, cases[i].test);
 		suite_add_tcase(s, tc);
 	}
+	tc = tcase_create("daemon_signals");    /* no server: its own loop */
+	tcase_add_test(tc, test_daemon_signals);
+	suite_add_tcase(s, tc);
 	return s;
 }
 

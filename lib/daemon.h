@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What maglb's daemons (maglb-dataplane, maglb-syncd) share besides IPC,
+ * written once: their logging, their signals on a qb_loop, and the group
+ * that may use their IPC services.
+ */
+#ifndef MAGLB_LIB_DAEMON_H
+#define MAGLB_LIB_DAEMON_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include <qb/qbloop.h>
+
+/* The system group whose members may use the IPC services (and maglbctl). */
+#define DAEMON_IPC_GROUP "maglb"
+
+/*
+ * qb_log for program prog (e.g. "maglb-dataplane"), from LOG_INFO up:
+ * syslog (journald) with facility LOG_DAEMON for a daemon, or stderr with
+ * a "prog: " prefix in the foreground and for the front-end modes. Undone
+ * by qb_log_fini().
+ */
+void daemon_log_init(const char *prog, bool foreground);
+
+/*
+ * The gid of DAEMON_IPC_GROUP, for ipc_server_create(); (gid_t)-1 (root
+ * only) when the system has no such group.
+ */
+gid_t daemon_ipc_group(void);
+
+struct daemon_signals;
+
+/* SIGHUP's work: reload the config (logging why not, if it cannot). */
+typedef void (*daemon_reload_fn)(void *arg);
+
+/*
+ * Signals on loop: SIGTERM and SIGINT stop it (qb_loop_stop(), logged),
+ * SIGHUP calls reload(arg) on the loop's thread (NULL: SIGHUP is ignored).
+ * Returns the handlers, or NULL when out of memory; remove them with
+ * daemon_signals_destroy() before the loop is destroyed.
+ */
+struct daemon_signals *daemon_signals_create(qb_loop_t *loop,
+					     daemon_reload_fn reload, void *arg);
+
+/* Remove the handlers and free s. NULL is a no-op. */
+void daemon_signals_destroy(struct daemon_signals *s);
+
+#endif /* MAGLB_LIB_DAEMON_H */
