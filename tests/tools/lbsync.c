@@ -1,6 +1,6 @@
 /*
  * lbsync: a stand-in for maglb-syncd in the end-to-end tests. It speaks to
- * the dataplane through the IPC client library (ctl/client.h), as syncd
+ * the dataplane through the IPC client library (lib/ipc_client.h), as syncd
  * will: it records the export stream to a file, and imports a recorded file
  * into a dataplane (the same one, or another one after a restart).
  *
