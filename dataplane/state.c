@@ -328,6 +328,8 @@ build_vip(struct state_ctx *ctx, struct dp_state *s, const struct config *cfg,
 	v->encap = encap_of[cv->encap];
 	v->hash = (uint8_t)cv->hash;
 	v->owned = prev_vip >= 0 && prev->vips[prev_vip].owned;
+	v->sync_after_packets = (uint16_t)(cv->sync_after_packets < STATE_SYNC_AFTER_MAX ?
+					   cv->sync_after_packets : STATE_SYNC_AFTER_MAX);
 	v->n_dests = cv->n_backends;
 	v->dests = calloc(cv->n_backends, sizeof(*v->dests));
 	if (v->dests == NULL)

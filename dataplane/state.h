@@ -66,10 +66,16 @@ struct dp_vip {
 	uint8_t encap;          /* enum encap_kind */
 	uint8_t hash;           /* enum config_hash_mode */
 	bool owned;             /* answer ARP/ND for the address */
+	uint16_t sync_after_packets;    /* config: a flow's entry is exported
+				 * (NEW) from its Nth packet on, once worth
+				 * replicating; 0: at once. Capped at
+				 * STATE_SYNC_AFTER_MAX, what an entry counts */
 	uint32_t n_dests;
 	uint32_t *dests;        /* the VIP's destination ids, config order */
 	struct dp_maglev *maglev;
 };
+
+enum { STATE_SYNC_AFTER_MAX = UINT16_MAX };  /* flowtab_entry.packets saturates there */
 
 struct dp_state {
 	uint64_t generation;

@@ -550,6 +550,41 @@ START_TEST(test_reload_keeps_ownership)
 }
 END_TEST
 
+/* web with sync_after_packets = n, backends 198.18.2.1 and .2 */
+#define WEB_SYNC(n) "  { name = \"web\"; address = \"198.18.1.1\"; port = 80;" \
+	" protocol = \"tcp\"; encap = \"gre\"; table_size = 101;" \
+	" sync_after_packets = " #n ";\n    backends = ( " BACKEND("198.18.2.1") ", " \
+	BACKEND("198.18.2.2") VIP_END
+
+/*
+ * A VIP's sync_after_packets reaches its state (the workers read it there),
+ * stays in the copies a backend change or an ownership change makes, follows
+ * a reload, and is capped at what a flow entry counts (STATE_SYNC_AFTER_MAX).
+ */
+START_TEST(test_sync_after_packets)
+{
+	struct state_ctx *ctx = ctx_new(64, NULL);
+	struct dp_state *s = build(ctx, CONF2(WEB_SYNC(3), DNS_12), NULL);
+
+	ck_assert_uint_eq(s->vips[vip_of(s, "web")].sync_after_packets, 3);
+	ck_assert_uint_eq(s->vips[vip_of(s, "dns")].sync_after_packets, 0);   /* default */
+	change(ctx, &s, "web", "198.18.2.2", DEST_DOWN, 1);
+	own(ctx, &s, "dns", true);
+	ck_assert_uint_eq(s->vips[vip_of(s, "web")].sync_after_packets, 3);
+	reload(ctx, &s, CONF2(DNS_12, WEB_SYNC(10)));
+	ck_assert_uint_eq(s->vips[vip_of(s, "web")].sync_after_packets, 10);
+	reload(ctx, &s, CONF1(WEB_SYNC(65535)));
+	ck_assert_uint_eq(s->vips[0].sync_after_packets, 65535);
+	reload(ctx, &s, CONF1(WEB_SYNC(100000)));
+	ck_assert_uint_eq(s->vips[0].sync_after_packets, STATE_SYNC_AFTER_MAX);
+	ck_assert_uint_eq(STATE_SYNC_AFTER_MAX, 65535);
+	reload(ctx, &s, CONF1(WEB_123));
+	ck_assert_uint_eq(s->vips[0].sync_after_packets, 0);
+	state_free(s);
+	state_ctx_destroy(ctx);
+}
+END_TEST
+
 /* ---- Maglev tables, refcounted ---- */
 
 START_TEST(test_maglev_shared_by_copies)
@@ -1046,6 +1081,7 @@ state_suite(void)
 	tcase_add_test(reloads, test_reload_resets_weights_to_config);
 	tcase_add_test(reloads, test_reload_keeps_down);
 	tcase_add_test(reloads, test_reload_keeps_ownership);
+	tcase_add_test(reloads, test_sync_after_packets);
 	tcase_add_test(maglev, test_maglev_shared_by_copies);
 	tcase_add_test(maglev, test_maglev_rebuilt_by_reload);
 	tcase_add_test(maglev, test_maglev_empty_without_up_backends);
