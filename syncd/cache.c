@@ -13,7 +13,7 @@
 #include "syncd/catalog.h"
 
 enum {
-	CHUNK_SHIFT = 16,
+	CHUNK_SHIFT = 14,               /* 16384 entries, 640 KiB a chunk */
 	CHUNK_SLOTS = 1u << CHUNK_SHIFT,
 	CHUNKS_MAX = 1u << (32 - CHUNK_SHIFT),
 	SLOT_NONE = UINT32_MAX,
@@ -37,8 +37,8 @@ struct cache {
 	const struct catalog *cat;
 	uint32_t self;
 	struct hash_key seed;
-	struct slot **chunks;           /* CHUNKS_MAX pointers, filled on demand */
-	uint32_t n_chunks;
+	struct slot **chunks;           /* grows by doubling, up to CHUNKS_MAX */
+	uint32_t n_chunks, cap_chunks;
 	uint32_t n_slots;               /* slots handed out so far */
 	uint32_t free_list;
 	uint32_t count;
@@ -117,10 +117,9 @@ cache_create(const struct catalog *cat, uint32_t self)
 		memset(seed, 0x5a, sizeof(seed));
 	c->seed = hash_key_from_bytes(seed);
 	c->free_list = SLOT_NONE;
-	c->chunks = calloc(CHUNKS_MAX, sizeof(*c->chunks));
 	c->buckets = malloc(BUCKETS_MIN * sizeof(*c->buckets));
 	c->groups = calloc(catalog_groups(cat) ? catalog_groups(cat) : 1, sizeof(*c->groups));
-	if (c->chunks == NULL || c->buckets == NULL || c->groups == NULL) {
+	if (c->buckets == NULL || c->groups == NULL) {
 		cache_destroy(c);
 		return NULL;
 	}
@@ -233,6 +232,15 @@ slot_alloc(struct cache *c)
 	if (c->n_slots == c->n_chunks * CHUNK_SLOTS) {
 		if (c->n_chunks == CHUNKS_MAX - 1)  /* keep SLOT_NONE out of range */
 			return SLOT_NONE;
+		if (c->n_chunks == c->cap_chunks) {
+			uint32_t cap = c->cap_chunks ? 2 * c->cap_chunks : 8;
+			struct slot **v = realloc(c->chunks, cap * sizeof(*v));
+
+			if (v == NULL)
+				return SLOT_NONE;
+			c->chunks = v;
+			c->cap_chunks = cap;
+		}
 		c->chunks[c->n_chunks] = calloc(CHUNK_SLOTS, sizeof(struct slot));
 		if (c->chunks[c->n_chunks] == NULL)
 			return SLOT_NONE;
@@ -370,7 +378,7 @@ cache_count(const struct cache *c)
 size_t
 cache_bytes(const struct cache *c)
 {
-	return sizeof(*c) + CHUNKS_MAX * sizeof(*c->chunks) +
+	return sizeof(*c) + c->cap_chunks * sizeof(*c->chunks) +
 	       (size_t)c->n_chunks * CHUNK_SLOTS * sizeof(struct slot) +
 	       (size_t)(c->mask + 1) * sizeof(*c->buckets) +
 	       catalog_groups(c->cat) * sizeof(*c->groups);

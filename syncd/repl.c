@@ -125,8 +125,8 @@ struct import_batch {
 	bool sent;
 	uint64_t token;
 	uint64_t stamp_us;              /* oldest stamped entry in it; 0 none */
-	size_t n;
-	struct wire_flow e[IMPORT_BATCH_MAX];
+	size_t n, cap;
+	struct wire_flow *e;            /* grows to IMPORT_BATCH_MAX */
 };
 
 struct repl {
@@ -146,7 +146,7 @@ struct repl {
 	uint64_t dp_last_token;         /* of the full import's last batch */
 	uint64_t node[REPL_NODE_COUNTER_MAX];
 	struct wire_counters wire;
-	struct wire_flow *scratch;      /* MSG_MAX / WIRE_FLOW_ENCODED_MIN */
+	struct wire_flow *scratch;      /* decoding and streaming; grows */
 	size_t scratch_cap;
 	uint8_t *buf;                   /* encode buffer */
 	size_t buf_len;
@@ -372,6 +372,7 @@ import_free_all(struct repl *r)
 		struct import_batch *b = r->i_head;
 
 		r->i_head = b->next;
+		free(b->e);
 		free(b);
 	}
 	r->i_tail = NULL;
@@ -392,23 +393,36 @@ import_add(struct repl *r, uint16_t gi, enum wire_flow_event ev, const struct wi
 		return false;
 	}
 	if (b == NULL || b->sent || b->ev != ev || b->group != gi || b->n == IMPORT_BATCH_MAX) {
-		b = malloc(sizeof(*b));
+		b = calloc(1, sizeof(*b));
+		if (b != NULL && (b->e = malloc(64 * sizeof(*b->e))) == NULL) {
+			free(b);
+			b = NULL;
+		}
 		if (b == NULL) {
 			r->groups[gi].counters[REPL_DROP_IMPORT_QUEUE]++;
 			return false;
 		}
-		b->next = NULL;
+		b->cap = 64;
 		b->ev = ev;
 		b->group = gi;
-		b->sent = false;
 		b->token = ++r->next_token;
-		b->stamp_us = 0;
-		b->n = 0;
 		if (r->i_tail != NULL)
 			r->i_tail->next = b;
 		else
 			r->i_head = b;
 		r->i_tail = b;
+	}
+	if (b->n == b->cap) {
+		size_t cap = 4 * b->cap;
+		struct wire_flow *e = realloc(b->e, (cap < IMPORT_BATCH_MAX ? cap : IMPORT_BATCH_MAX) *
+					      sizeof(*e));
+
+		if (e == NULL) {
+			r->groups[gi].counters[REPL_DROP_IMPORT_QUEUE]++;
+			return false;
+		}
+		b->e = e;
+		b->cap = cap < IMPORT_BATCH_MAX ? cap : IMPORT_BATCH_MAX;
 	}
 	b->e[b->n++] = *f;
 	if (stamp_us != 0 && (b->stamp_us == 0 || stamp_us < b->stamp_us))
@@ -489,6 +503,7 @@ repl_import_done(struct repl *r, uint64_t token, bool ok, uint64_t now_us)
 	}
 	if (!r->dp_walking && !r->dp_synced && token >= r->dp_last_token)
 		r->dp_synced = true;
+	free(b->e);
 	free(b);
 }
 
@@ -545,6 +560,22 @@ repl_on_export(struct repl *r, const struct wire_ctl_flows *fl, uint32_t now_ms,
 }
 
 /* ----------------------------------------------------------- deliveries */
+
+/* Room for n entries in r->scratch (decode and resync buffer). */
+static int
+scratch_reserve(struct repl *r, size_t n)
+{
+	struct wire_flow *e;
+
+	if (n <= r->scratch_cap)
+		return 0;
+	e = realloc(r->scratch, n * sizeof(*e));
+	if (e == NULL)
+		return -ENOMEM;
+	r->scratch = e;
+	r->scratch_cap = n;
+	return 0;
+}
 
 /* Count a gap in sender's sequence. */
 static void
@@ -845,7 +876,7 @@ repl_on_deliver(struct repl *r, uint16_t gi, uint32_t sender, const void *buf, s
 	g = &r->groups[gi];
 	if (sender != r->p.self)
 		g->counters[REPL_MSGS_RECEIVED]++;
-	if (len > MSG_MAX ||
+	if (len > MSG_MAX || scratch_reserve(r, len / WIRE_FLOW_ENCODED_MIN + 1) < 0 ||
 	    wire_sync_decode(buf, len, &m, r->scratch, r->scratch_cap, &r->wire) < 0) {
 		g->counters[REPL_DROP_DECODE]++;
 		return;
@@ -1011,7 +1042,7 @@ repl_create(const struct catalog *cat, const struct repl_params *p,
 	r->arg = arg;
 	r->cat = cat;
 	r->n_groups = catalog_groups(cat);
-	r->scratch_cap = MSG_MAX / WIRE_FLOW_ENCODED_MIN;
+	r->scratch_cap = RESYNC_MSG_BYTES / WIRE_FLOW_ENCODED_MIN + 1;
 	r->scratch = calloc(r->scratch_cap, sizeof(*r->scratch));
 	r->buf_len = (p->max_batch_bytes > RESYNC_MSG_BYTES ? p->max_batch_bytes :
 		      RESYNC_MSG_BYTES) + WIRE_SYNC_HEADER_MAX;
