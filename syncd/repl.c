@@ -559,6 +559,30 @@ repl_on_export(struct repl *r, const struct wire_ctl_flows *fl, uint32_t now_ms,
 	}
 }
 
+void
+repl_on_dump(struct repl *r, const struct wire_flow *f, size_t n, uint32_t now_ms,
+	     uint64_t now_us)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct cache_key key;
+		struct cache_value v;
+		uint16_t gi;
+
+		if ((f[i].flags & WIRE_FLOW_FROM_PEER) ||
+		    cache_from_wire(r->cache, &f[i], r->p.self, now_ms, &key, &v) < 0 ||
+		    cache_get(r->cache, &key, now_ms, NULL))
+			continue;
+		if (cache_upsert(r->cache, &key, &v, now_ms) < 0) {
+			r->node[REPL_NODE_CACHE_FULL]++;
+			continue;
+		}
+		r->node[REPL_NODE_DUMP_ADOPTED]++;
+		gi = group_of_vip(r, key.vip);
+		if (r->groups[gi].member)
+			batch_add(r, gi, KIND_NEW, &f[i], now_ms, now_us);
+	}
+}
+
 /* ----------------------------------------------------------- deliveries */
 
 /* Room for n entries in r->scratch (decode and resync buffer). */

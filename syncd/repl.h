@@ -86,6 +86,7 @@ extern const char *const repl_counter_descriptions[REPL_COUNTER_MAX];
 	X(EXPORT_ENTRIES, export_entries, "entries exported by the dataplane") \
 	X(EXPORT_LOST, export_lost, "entries the dataplane could not export (its ring was full)") \
 	X(EXPORT_UNKNOWN, export_unknown, "exported entries for a VIP or backend syncd's config lacks") \
+	X(DUMP_ADOPTED, dump_adopted, "own flows found in the dataplane's tables, not in the cache") \
 	X(CACHE_FULL, cache_full, "entries not held: no memory") \
 	X(IMPORT_BATCHES, import_batches, "IMPORT_BATCH messages acknowledged") \
 	X(IMPORT_ERRORS, import_errors, "IMPORT_BATCH messages the dataplane refused or lost") \
@@ -190,6 +191,15 @@ void repl_on_deliver(struct repl *r, uint16_t group, uint32_t sender, const void
  */
 void repl_on_members(struct repl *r, uint16_t group, const uint32_t *members, size_t n,
 		     bool self_in, uint32_t now_ms);
+
+/*
+ * A page of the local dataplane's tables (DUMP_RESPONSE), read when it
+ * connects: its own flows (not WIRE_FLOW_FROM_PEER) that the cache lacks
+ * (syncd restarted, or they were made while it was away) are held and
+ * multicast as NEW. The others are left to the resync.
+ */
+void repl_on_dump(struct repl *r, const struct wire_flow *f, size_t n, uint32_t now_ms,
+		  uint64_t now_us);
 
 /* The dataplane connected (again): import everything held. */
 void repl_dataplane_up(struct repl *r, uint32_t now_ms);

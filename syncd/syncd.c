@@ -110,6 +110,44 @@ repl_import(void *arg, enum wire_flow_event ev, const struct wire_flow *f, size_
 
 /* ---------------------------------------------------------- dataplane */
 
+static void dump_next(struct syncd *s, uint64_t cursor);
+
+/* A page of the dataplane's tables: adopt its own flows, ask for the next. */
+static void
+dumped(void *arg, int rc, const struct wire_ctl_msg *resp)
+{
+	struct syncd *s = arg;
+
+	if (rc == 0 && resp->kind == WIRE_CTL_DUMP_RESPONSE) {
+		repl_on_dump(s->repl, resp->dump.entries, resp->dump.count, now_ms(), now_us());
+		if (resp->dump.next_cursor != 0) {
+			dump_next(s, resp->dump.next_cursor);
+			return;
+		}
+	} else if (rc != -ENOTCONN) {
+		qb_log(LOG_WARNING, "dataplane %s: reading its flow tables failed: %s",
+		       ipc_async_service(s->dp),
+		       rc < 0 ? strerror(-rc) : resp->kind == WIRE_CTL_ERROR ?
+		       resp->error.message : "unexpected answer");
+	}
+	if (rc == -ENOTCONN)
+		return;         /* down() came first */
+	qb_log(LOG_INFO, "dataplane %s: importing the entries held", ipc_async_service(s->dp));
+	repl_dataplane_up(s->repl, now_ms());
+}
+
+static void
+dump_next(struct syncd *s, uint64_t cursor)
+{
+	struct wire_ctl_msg m = {
+		.kind = WIRE_CTL_DUMP_REQUEST,
+		.dump_request = { .cursor = cursor, .limit = IPC_FLOWS_PER_MSG_MAX },
+	};
+
+	if (ipc_async_send(s->dp, &m, dumped, s) < 0)
+		repl_dataplane_up(s->repl, now_ms());
+}
+
 static void
 subscribed(void *arg, int rc, const struct wire_ctl_msg *resp)
 {
@@ -118,8 +156,8 @@ subscribed(void *arg, int rc, const struct wire_ctl_msg *resp)
 	if (rc == 0 && resp->kind == WIRE_CTL_ERROR && resp->error.code == 0) {
 		s->subscribed = true;
 		qb_log(LOG_INFO, "dataplane %s: subscribed to its export stream; "
-		       "importing the entries held", ipc_async_service(s->dp));
-		repl_dataplane_up(s->repl, now_ms());
+		       "reading its flow tables", ipc_async_service(s->dp));
+		dump_next(s, 0);
 		return;
 	}
 	if (rc == 0 && resp->kind == WIRE_CTL_ERROR)

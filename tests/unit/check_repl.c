@@ -526,6 +526,28 @@ START_TEST(test_dataplane_restart_imports_all)
 }
 END_TEST
 
+/* A restarted syncd adopts its dataplane's own flows and tells the peers. */
+START_TEST(test_dump_adopts_own_flows)
+{
+	struct wire_flow f[3];
+
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	members(3);
+	settle();
+	flow(&f[0], 1, 1000, 0);
+	flow(&f[1], 2, 1000, 1);
+	flow(&f[2], 3, 1000, 2);
+	f[2].flags |= WIRE_FLOW_FROM_PEER;     /* a peer's: the resync's business */
+	repl_on_dump(nodes[0].r, f, 3, now, 0);
+	repl_on_dump(nodes[0].r, f, 3, now, 0);  /* the same page again: no news */
+	settle();
+	ck_assert_uint_eq(repl_node_counters(nodes[0].r)[REPL_NODE_DUMP_ADOPTED], 2);
+	ck_assert_uint_eq(status(0).entries_own, 2);
+	ck_assert_uint_eq(status(1).entries_peers, 2);
+}
+END_TEST
+
 START_TEST(test_cpg_backpressure)
 {
 	node_start(0, EXTRA_NONE);
@@ -607,6 +629,7 @@ repl_suite(void)
 	tcase_add_test(tc, test_resync_under_traffic);
 	tcase_add_test(tc, test_resync_donor_leaves);
 	tcase_add_test(tc, test_dataplane_restart_imports_all);
+	tcase_add_test(tc, test_dump_adopts_own_flows);
 	tcase_add_test(tc, test_cpg_backpressure);
 	tcase_add_test(tc, test_expiry);
 	tcase_add_test(tc, test_cache_bytes_per_entry);
