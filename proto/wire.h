@@ -127,6 +127,9 @@ enum wire_sync_kind {
 	WIRE_SYNC_RESYNC_BEGIN,     /* epoch; peer = requester */
 	WIRE_SYNC_RESYNC_ENTRIES,   /* epoch; peer = requester; entries */
 	WIRE_SYNC_RESYNC_END,       /* epoch; peer = requester; entry_count */
+	WIRE_SYNC_DIGEST_REQUEST,   /* epoch = the round */
+	WIRE_SYNC_DIGEST,           /* epoch = round; peer = requester;
+				     * entry_count, digest */
 	WIRE_SYNC_KIND_MAX
 };
 
@@ -141,9 +144,10 @@ struct wire_sync_msg {
 	enum wire_sync_kind kind;
 	uint32_t node_id;           /* sender, >= 1 */
 	uint64_t seq;               /* sender's message number */
-	uint32_t epoch;             /* RESYNC_*: >= 1 */
-	uint32_t peer;              /* RESYNC_*: see the enum; >= 1 but in REQUEST */
-	uint64_t entry_count;       /* RESYNC_END */
+	uint32_t epoch;             /* RESYNC_*, DIGEST*: >= 1 */
+	uint32_t peer;              /* see the enum; >= 1 but in the REQUESTs */
+	uint64_t entry_count;       /* RESYNC_END, DIGEST */
+	uint64_t digest;            /* DIGEST */
 	uint64_t stamp_us;          /* NEW, REFRESH, CLOSE: the sender's
 				     * CLOCK_REALTIME µs at the first export
 				     * in it (lag); 0 none */

@@ -23,6 +23,8 @@ const char *const wire_sync_kind_names[WIRE_SYNC_KIND_MAX] = {
 	[WIRE_SYNC_RESYNC_BEGIN] = "resync-begin",
 	[WIRE_SYNC_RESYNC_ENTRIES] = "resync-entries",
 	[WIRE_SYNC_RESYNC_END] = "resync-end",
+	[WIRE_SYNC_DIGEST_REQUEST] = "digest-request",
+	[WIRE_SYNC_DIGEST] = "digest",
 };
 
 /* The Envelope body of each kind. */
@@ -34,6 +36,8 @@ static const Maglb__Sync__Envelope__BodyCase sync_cases[WIRE_SYNC_KIND_MAX] = {
 	[WIRE_SYNC_RESYNC_BEGIN] = MAGLB__SYNC__ENVELOPE__BODY_RESYNC_BEGIN,
 	[WIRE_SYNC_RESYNC_ENTRIES] = MAGLB__SYNC__ENVELOPE__BODY_RESYNC_ENTRIES,
 	[WIRE_SYNC_RESYNC_END] = MAGLB__SYNC__ENVELOPE__BODY_RESYNC_END,
+	[WIRE_SYNC_DIGEST_REQUEST] = MAGLB__SYNC__ENVELOPE__BODY_DIGEST_REQUEST,
+	[WIRE_SYNC_DIGEST] = MAGLB__SYNC__ENVELOPE__BODY_DIGEST,
 };
 
 /* What a body carries, whatever its kind. */
@@ -42,6 +46,7 @@ struct sync_body {
 	uint32_t peer;
 	uint64_t entry_count;
 	uint64_t stamp_us;
+	uint64_t digest;
 	Maglb__Sync__Flow **entries;
 	size_t count;
 };
@@ -55,6 +60,8 @@ struct sync_pb {
 		Maglb__Sync__ResyncBegin begin;
 		Maglb__Sync__ResyncEntries entries;
 		Maglb__Sync__ResyncEnd end;
+		Maglb__Sync__DigestRequest digest_request;
+		Maglb__Sync__Digest digest;
 	} body;
 	Maglb__Sync__Flow **flows;  /* allocated */
 };
@@ -70,9 +77,17 @@ static enum wire_sync_kind sync_kind_of(Maglb__Sync__Envelope__BodyCase body)
 	return WIRE_SYNC_KIND_MAX;
 }
 
-static bool is_resync(enum wire_sync_kind kind)
+/* Kinds that carry an epoch (a resync's, a digest round), >= 1. */
+static bool has_epoch(enum wire_sync_kind kind)
 {
 	return kind >= WIRE_SYNC_RESYNC_REQUEST;
+}
+
+/* Kinds that name the node they answer, >= 1. */
+static bool has_peer(enum wire_sync_kind kind)
+{
+	return has_epoch(kind) && kind != WIRE_SYNC_RESYNC_REQUEST &&
+	       kind != WIRE_SYNC_DIGEST_REQUEST;
 }
 
 static bool has_entries(enum wire_sync_kind kind)
@@ -124,6 +139,19 @@ static bool sync_body_get(const Maglb__Sync__Envelope *env,
 		b->peer = env->resync_end->requester;
 		b->entry_count = env->resync_end->entry_count;
 		return true;
+	case WIRE_SYNC_DIGEST_REQUEST:
+		if (env->digest_request == NULL)
+			return false;
+		b->epoch = env->digest_request->round;
+		return true;
+	case WIRE_SYNC_DIGEST:
+		if (env->digest == NULL)
+			return false;
+		b->epoch = env->digest->round;
+		b->peer = env->digest->requester;
+		b->entry_count = env->digest->entry_count;
+		b->digest = env->digest->digest;
+		return true;
 	default:
 		return false;
 	}
@@ -152,13 +180,11 @@ static bool sync_check(const Maglb__Sync__Envelope *env, size_t cap,
 		*why = WIRE_DROP_UNKNOWN_KIND;
 		return false;
 	}
-	if (env->sender == 0 ||
-	    (is_resync(*kind) && *kind != WIRE_SYNC_RESYNC_REQUEST &&
-	     b->peer == 0)) {
+	if (env->sender == 0 || (has_peer(*kind) && b->peer == 0)) {
 		*why = WIRE_DROP_BAD_SENDER;
 		return false;
 	}
-	if (is_resync(*kind) && b->epoch == 0) {
+	if (has_epoch(*kind) && b->epoch == 0) {
 		*why = WIRE_DROP_BAD_EPOCH;
 		return false;
 	}
@@ -209,12 +235,26 @@ static void sync_body_set(const struct wire_sync_msg *m, struct sync_pb *p)
 		p->body.entries.n_entries = m->count;
 		env->resync_entries = &p->body.entries;
 		break;
-	default:
+	case WIRE_SYNC_RESYNC_END:
 		p->body.end = (Maglb__Sync__ResyncEnd)MAGLB__SYNC__RESYNC_END__INIT;
 		p->body.end.epoch = m->epoch;
 		p->body.end.requester = m->peer;
 		p->body.end.entry_count = m->entry_count;
 		env->resync_end = &p->body.end;
+		break;
+	case WIRE_SYNC_DIGEST_REQUEST:
+		p->body.digest_request = (Maglb__Sync__DigestRequest)
+			MAGLB__SYNC__DIGEST_REQUEST__INIT;
+		p->body.digest_request.round = m->epoch;
+		env->digest_request = &p->body.digest_request;
+		break;
+	default:
+		p->body.digest = (Maglb__Sync__Digest)MAGLB__SYNC__DIGEST__INIT;
+		p->body.digest.round = m->epoch;
+		p->body.digest.requester = m->peer;
+		p->body.digest.entry_count = m->entry_count;
+		p->body.digest.digest = m->digest;
+		env->digest = &p->body.digest;
 		break;
 	}
 }
@@ -311,6 +351,7 @@ int wire_sync_decode(const uint8_t *buf, size_t len, struct wire_sync_msg *m,
 		.peer = b.peer,
 		.entry_count = b.entry_count,
 		.stamp_us = b.stamp_us,
+		.digest = b.digest,
 		.entries = b.count > 0 ? entries : NULL,
 		.count = b.count,
 	};

@@ -392,6 +392,23 @@ cache_group_stats(const struct cache *c, uint16_t group)
 	return c->groups[group];
 }
 
+struct cache_group_stats
+cache_group_digest(const struct cache *c, uint16_t group, uint32_t now_ms, uint32_t margin_ms)
+{
+	struct cache_group_stats st = { 0 };
+
+	for (uint32_t i = 0; i < c->n_slots; i++) {
+		const struct slot *s = slot_at(c, i);
+
+		if (!s->used || expired(s->expires_ms, now_ms + margin_ms) ||
+		    catalog_vip(c->cat, s->key.vip)->group != group)
+			continue;
+		st.digest += entry_hash(c, &s->key, s->backend);
+		*(s->origin == c->self ? &st.own : &st.peers) += 1;
+	}
+	return st;
+}
+
 const struct catalog *
 cache_catalog(const struct cache *c)
 {

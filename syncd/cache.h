@@ -114,6 +114,14 @@ size_t cache_bytes(const struct cache *c);
 /* The group's counts and digest (zero for a group with no entry). */
 struct cache_group_stats cache_group_stats(const struct cache *c, uint16_t group);
 
+/*
+ * Walk the group's live entries, leaving out those expiring within
+ * margin_ms (their expiry differs between nodes by the sync lag): their
+ * count and the sum of their hashes. For sync verify; O(entries).
+ */
+struct cache_group_stats cache_group_digest(const struct cache *c, uint16_t group,
+					    uint32_t now_ms, uint32_t margin_ms);
+
 const struct catalog *cache_catalog(const struct cache *c);
 
 #endif /* MAGLB_SYNCD_CACHE_H */

@@ -116,6 +116,10 @@ struct group {
 	struct peer_seq peers[REPL_MEMBERS_MAX];
 	uint64_t counters[REPL_COUNTER_MAX];
 	struct lathist self_lag, import_lag;
+	/* sync verify, as requester */
+	uint32_t verify_round;
+	struct repl_digest answers[REPL_MEMBERS_MAX];
+	uint32_t n_answers;
 };
 
 struct import_batch {
@@ -888,6 +892,88 @@ on_resync(struct repl *r, uint16_t gi, uint32_t sender, const struct wire_sync_m
 	}
 }
 
+/* ------------------------------------------------------------- verify */
+
+static void
+on_digest(struct repl *r, uint16_t gi, uint32_t sender, const struct wire_sync_msg *m,
+	  uint32_t now_ms)
+{
+	struct group *g = &r->groups[gi];
+
+	if (m->kind == WIRE_SYNC_DIGEST_REQUEST) {
+		/* this point of the agreed order is the same on every member */
+		struct cache_group_stats st = cache_group_digest(r->cache, gi, now_ms,
+								 REPL_VERIFY_MARGIN_MS);
+		struct wire_sync_msg d = {
+			.kind = WIRE_SYNC_DIGEST, .epoch = m->epoch, .peer = sender,
+			.entry_count = st.own + st.peers, .digest = st.digest,
+		};
+		size_t len;
+
+		if (!g->member)
+			return;
+		len = encode(r, g, &d);
+		if (len > 0)
+			send_or_queue(r, gi, r->buf, len, 0);
+		return;
+	}
+	if (m->peer != r->p.self || m->epoch != g->verify_round ||
+	    g->n_answers == REPL_MEMBERS_MAX)
+		return;
+	for (uint32_t i = 0; i < g->n_answers; i++)
+		if (g->answers[i].node == sender)
+			return;
+	g->answers[g->n_answers++] = (struct repl_digest){
+		.node = sender, .entries = m->entry_count, .digest = m->digest,
+	};
+}
+
+int
+repl_verify_start(struct repl *r, uint16_t gi)
+{
+	struct group *g;
+	struct wire_sync_msg m = { .kind = WIRE_SYNC_DIGEST_REQUEST };
+	size_t len;
+	int rc;
+
+	if (gi >= r->n_groups || !r->groups[gi].member)
+		return -ENOTCONN;
+	g = &r->groups[gi];
+	m.epoch = g->verify_round + 1 != 0 ? g->verify_round + 1 : 1;
+	len = encode(r, g, &m);
+	if (len == 0)
+		return -EINVAL;
+	rc = g->q_head == NULL ? r->ops.send(r->arg, gi, r->buf, len) : -EAGAIN;
+	if (rc < 0) {
+		g->seq--;
+		return rc;
+	}
+	g->counters[REPL_MSGS_SENT]++;
+	g->counters[REPL_BYTES_SENT] += len;
+	g->verify_round = m.epoch;
+	g->n_answers = 0;
+	return (int)m.epoch;
+}
+
+size_t
+repl_verify_result(const struct repl *r, uint16_t gi, uint32_t round, struct repl_digest *out,
+		   size_t cap, uint32_t *members)
+{
+	const struct group *g;
+	size_t n = 0;
+
+	*members = 0;
+	if (gi >= r->n_groups)
+		return 0;
+	g = &r->groups[gi];
+	*members = g->n_members;
+	if (round != g->verify_round)
+		return 0;
+	for (uint32_t i = 0; i < g->n_answers && n < cap; i++)
+		out[n++] = g->answers[i];
+	return n;
+}
+
 void
 repl_on_deliver(struct repl *r, uint16_t gi, uint32_t sender, const void *buf, size_t len,
 		uint32_t now_ms, uint64_t now_us)
@@ -922,6 +1008,10 @@ repl_on_deliver(struct repl *r, uint16_t gi, uint32_t sender, const void *buf, s
 			      m.kind == WIRE_SYNC_REFRESH ? KIND_REFRESH : KIND_CLOSE, &m, now_ms);
 		if (sender == r->p.self && m.stamp_us != 0 && now_us > m.stamp_us)
 			lathist_add(&g->self_lag, now_us - m.stamp_us);
+		break;
+	case WIRE_SYNC_DIGEST_REQUEST:
+	case WIRE_SYNC_DIGEST:
+		on_digest(r, gi, sender, &m, now_ms);
 		break;
 	default:
 		on_resync(r, gi, sender, &m, now_ms);

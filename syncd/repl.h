@@ -217,6 +217,32 @@ void repl_import_done(struct repl *r, uint64_t token, bool ok, uint64_t now_us);
  */
 void repl_tick(struct repl *r, uint32_t now_ms, uint64_t now_us);
 
+/* One member's answer to a verify round. */
+struct repl_digest {
+	uint32_t node;
+	uint64_t entries;
+	uint64_t digest;
+};
+
+enum {
+	REPL_VERIFY_MARGIN_MS = 2000,   /* entries this close to expiry left out */
+};
+
+/*
+ * sync verify: ask every member of group gi for a digest of the entries
+ * it holds, computed when the request is delivered (one point of the
+ * agreed order on every node). Returns the round (>= 1), -ENOTCONN when
+ * this node is not a member, -EAGAIN when CPG is busy.
+ */
+int repl_verify_start(struct repl *r, uint16_t gi);
+
+/*
+ * The answers to round so far, into out (cap of them); returns how many.
+ * *members: how many members the group has now.
+ */
+size_t repl_verify_result(const struct repl *r, uint16_t gi, uint32_t round,
+			  struct repl_digest *out, size_t cap, uint32_t *members);
+
 /* Whether every group is SYNCED and the dataplane has every entry. */
 bool repl_synced(const struct repl *r);
 bool repl_dataplane_synced(const struct repl *r);

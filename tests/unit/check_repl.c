@@ -26,6 +26,7 @@ struct node {
 	struct repl *r;
 	bool member;
 	bool cpg_busy;                  /* send answers -EAGAIN */
+	bool cpg_broken;                /* send answers -EIO */
 	bool dp_busy;                   /* import answers -EAGAIN */
 	uint64_t imported[WIRE_FLOW_EVENT_MAX];
 	uint64_t pending_tokens[4096];
@@ -79,6 +80,8 @@ fake_send(void *arg, uint16_t group, const void *buf, size_t len)
 
 	if (n->cpg_busy)
 		return -EAGAIN;
+	if (n->cpg_broken)
+		return -EIO;
 	ck_assert_uint_lt(q_tail, QUEUE_MAX);
 	m = &queue[q_tail++];
 	m->sender = n->id;
@@ -548,6 +551,47 @@ START_TEST(test_dump_adopts_own_flows)
 }
 END_TEST
 
+START_TEST(test_verify)
+{
+	struct repl_digest d[NODES_MAX];
+	uint32_t n_members = 0;
+	int round;
+
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	node_start(2, EXTRA_NONE);
+	members(7);
+	settle();
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 3000, 0);
+	export(2, WIRE_FLOW_EVENT_NEW, 5000, 200, 1);
+	settle();
+	round = repl_verify_start(nodes[1].r, 0);
+	ck_assert_int_ge(round, 1);
+	settle();
+	ck_assert_uint_eq(repl_verify_result(nodes[1].r, 0, (uint32_t)round, d, NODES_MAX,
+					     &n_members), 3);
+	ck_assert_uint_eq(n_members, 3);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_uint_eq(d[i].entries, 3200);
+		ck_assert_uint_eq(d[i].digest, d[0].digest);
+	}
+	/* node 3 holds an entry the others never got: it disagrees */
+	nodes[2].cpg_broken = true;
+	export(2, WIRE_FLOW_EVENT_NEW, 9000, 1, 1);
+	now += 10;
+	repl_tick(nodes[2].r, now, 0);          /* the batch goes, and is lost */
+	nodes[2].cpg_broken = false;
+	settle();
+	round = repl_verify_start(nodes[0].r, 0);
+	settle();
+	ck_assert_uint_eq(repl_verify_result(nodes[0].r, 0, (uint32_t)round, d, NODES_MAX,
+					     &n_members), 3);
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(d[i].entries, (d[i].node == 3 ? 3201u : 3200u));
+	ck_assert_uint_eq(status(2).counters[REPL_DROP_SEND_ERROR], 1);
+}
+END_TEST
+
 START_TEST(test_cpg_backpressure)
 {
 	node_start(0, EXTRA_NONE);
@@ -630,6 +674,7 @@ repl_suite(void)
 	tcase_add_test(tc, test_resync_donor_leaves);
 	tcase_add_test(tc, test_dataplane_restart_imports_all);
 	tcase_add_test(tc, test_dump_adopts_own_flows);
+	tcase_add_test(tc, test_verify);
 	tcase_add_test(tc, test_cpg_backpressure);
 	tcase_add_test(tc, test_expiry);
 	tcase_add_test(tc, test_cache_bytes_per_entry);

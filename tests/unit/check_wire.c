@@ -225,6 +225,7 @@ enum {
 	SYNC_BODY_NEW = 4,          /* Envelope field numbers in sync.proto */
 	SYNC_BODY_RESYNC_BEGIN = 8,
 	SYNC_BODY_RESYNC_END = 10,
+	SYNC_BODY_DIGEST = 12,
 	SYNC_BODY_UNKNOWN = 15,
 };
 
@@ -309,6 +310,15 @@ static void sync_sample(enum wire_sync_kind kind, size_t n,
 		m->peer = 3;
 		m->entry_count = 123456789;
 		break;
+	case WIRE_SYNC_DIGEST_REQUEST:
+		m->epoch = 7;
+		break;
+	case WIRE_SYNC_DIGEST:
+		m->epoch = 7;
+		m->peer = 3;
+		m->entry_count = 1000000;
+		m->digest = 0xfedcba9876543210ull;
+		break;
 	default:
 		m->entries = src;
 		m->count = n;
@@ -338,6 +348,7 @@ static void sync_roundtrip(const struct wire_sync_msg *m, size_t cap)
 	ck_assert_uint_eq(out.peer, m->peer);
 	ck_assert_uint_eq(out.entry_count, m->entry_count);
 	ck_assert_uint_eq(out.stamp_us, m->stamp_us);
+	ck_assert_uint_eq(out.digest, m->digest);
 	ck_assert_uint_eq(out.count, m->count);
 	ck_assert(out.count == 0 ? out.entries == NULL : out.entries == dst);
 	for (size_t i = 0; i < m->count; i++)
@@ -585,6 +596,21 @@ START_TEST(test_sync_bad_epoch)
 	pbw_uint(&body, 3, 10);
 	pbw_sync(&w, WIRE_VERSION, 1, SYNC_BODY_RESYNC_END, &body);
 	sync_expect_drop(&w, WIRE_DROP_BAD_EPOCH, -EBADMSG);
+}
+END_TEST
+
+/* A digest names its round (>= 1) and the node that asked (>= 1). */
+START_TEST(test_sync_bad_digest)
+{
+	struct pbw body = { .len = 0 }, w;
+
+	pbw_uint(&body, 2, 3);      /* requester 3, round left at 0 */
+	pbw_sync(&w, WIRE_VERSION, 1, SYNC_BODY_DIGEST, &body);
+	sync_expect_drop(&w, WIRE_DROP_BAD_EPOCH, -EBADMSG);
+	body.len = 0;
+	pbw_uint(&body, 1, 5);      /* round 5, requester left at 0 */
+	pbw_sync(&w, WIRE_VERSION, 1, SYNC_BODY_DIGEST, &body);
+	sync_expect_drop(&w, WIRE_DROP_BAD_SENDER, -EBADMSG);
 }
 END_TEST
 
@@ -1362,6 +1388,7 @@ static Suite *wire_suite(void)
 	add_case(s, "sync_unknown_kind", test_sync_unknown_kind);
 	add_case(s, "sync_bad_sender", test_sync_bad_sender);
 	add_case(s, "sync_bad_epoch", test_sync_bad_epoch);
+	add_case(s, "sync_bad_digest", test_sync_bad_digest);
 	add_case(s, "sync_bad_address", test_sync_bad_address);
 	add_case(s, "sync_bad_protocol", test_sync_bad_protocol);
 	add_case(s, "sync_bad_port", test_sync_bad_port);
