@@ -1268,6 +1268,21 @@ repl_set_catalog(struct repl *r, const struct catalog *cat, uint32_t now_ms)
 /* --------------------------------------------------------------- status */
 
 bool
+repl_busy(const struct repl *r)
+{
+	for (uint16_t i = 0; i < r->n_groups; i++) {
+		const struct group *g = &r->groups[i];
+
+		if (g->pending || g->q_head != NULL || g->n_streams > 0 || g->request_pending)
+			return true;
+	}
+	for (const struct import_batch *b = r->i_head; b != NULL; b = b->next)
+		if (!b->sent)
+			return true;
+	return r->dp_walking;
+}
+
+bool
 repl_dataplane_synced(const struct repl *r)
 {
 	return r->dp_synced;

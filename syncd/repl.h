@@ -243,6 +243,13 @@ int repl_verify_start(struct repl *r, uint16_t gi);
 size_t repl_verify_result(const struct repl *r, uint16_t gi, uint32_t round,
 			  struct repl_digest *out, size_t cap, uint32_t *members);
 
+/*
+ * Whether repl_tick() has work within a few milliseconds (batches, a CPG
+ * backlog, resync streams, imports); when not, ticks can be rare (the
+ * expiry sweep is all they do).
+ */
+bool repl_busy(const struct repl *r);
+
 /* Whether every group is SYNCED and the dataplane has every entry. */
 bool repl_synced(const struct repl *r);
 bool repl_dataplane_synced(const struct repl *r);

@@ -7,7 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timerfd.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <poll.h>
 
 #include <qb/qblog.h>
 
@@ -20,8 +24,14 @@
 #include "syncd/cpg.h"
 #include "syncd/repl.h"
 
+/*
+ * The tick: 1 ms while the engine has work, else IDLE_TICK_MS. A timerfd,
+ * not a qb_loop timer: libqb waits in whole milliseconds and spins on
+ * epoll_wait(0) through the last one, which made a 1 ms tick a busy loop.
+ */
 enum {
 	TICK_MS = 1,
+	IDLE_TICK_MS = 100,
 	SEND_QUEUE_BYTES = 16 << 20,    /* per group: CPG backlog */
 };
 
@@ -34,7 +44,8 @@ struct syncd {
 	struct syncd_cpg *cpg;
 	struct ipc_async *dp;
 	struct ipc_server *server;
-	qb_loop_timer_handle tick;
+	int tick_fd;
+	bool tick_fast;
 	bool subscribed;
 	bool synced_logged;
 	uint64_t start_ms;
@@ -64,6 +75,8 @@ now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
+static void tick_arm(struct syncd *s, bool fast);
+
 /* ------------------------------------------------------------- engine */
 
 static int
@@ -81,6 +94,7 @@ import_done(void *arg, int rc, const struct wire_ctl_msg *resp)
 	bool ok = rc == 0 && resp->kind == WIRE_CTL_ERROR && resp->error.code == 0;
 
 	repl_import_done(ctx->s->repl, ctx->token, ok, now_us());
+	tick_arm(ctx->s, true);
 	free(ctx);
 }
 
@@ -198,8 +212,10 @@ dp_event(void *arg, const struct wire_ctl_msg *m)
 {
 	struct syncd *s = arg;
 
-	if (m->kind == WIRE_CTL_EXPORT_BATCH)
+	if (m->kind == WIRE_CTL_EXPORT_BATCH) {
 		repl_on_export(s->repl, &m->flows, now_ms(), now_us());
+		tick_arm(s, true);
+	}
 }
 
 /* -------------------------------------------------------------- corosync */
@@ -210,6 +226,7 @@ cpg_deliver(void *arg, uint16_t group, uint32_t sender, const void *msg, size_t 
 	struct syncd *s = arg;
 
 	repl_on_deliver(s->repl, group, sender, msg, len, now_ms(), now_us());
+	tick_arm(s, true);
 }
 
 static void
@@ -218,24 +235,35 @@ cpg_members(void *arg, uint16_t group, const uint32_t *members, size_t n, bool s
 	struct syncd *s = arg;
 
 	repl_on_members(s->repl, group, members, n, self_in, now_ms());
+	tick_arm(s, true);
 }
 
 /* ------------------------------------------------------------------ tick */
 
-static void on_tick(void *arg);
-
 static void
-tick_arm(struct syncd *s)
+tick_arm(struct syncd *s, bool fast)
 {
-	qb_loop_timer_add(s->loop, QB_LOOP_MED, TICK_MS * 1000000ull, s, on_tick, &s->tick);
+	struct itimerspec its = {
+		.it_value.tv_nsec = (fast ? TICK_MS : IDLE_TICK_MS) * 1000000L,
+	};
+
+	if (fast && s->tick_fast)
+		return;         /* due within a millisecond anyway */
+	s->tick_fast = fast;
+	timerfd_settime(s->tick_fd, 0, &its, NULL);
 }
 
-static void
-on_tick(void *arg)
+static int32_t
+on_tick(int32_t fd, int32_t revents, void *arg)
 {
 	struct syncd *s = arg;
+	uint64_t expirations;
 	bool synced;
 
+	(void)revents;
+	if (read(fd, &expirations, sizeof(expirations)) < 0)
+		return 0;
+	s->tick_fast = false;
 	repl_tick(s->repl, now_ms(), now_us());
 	synced = repl_synced(s->repl);
 	if (synced != s->synced_logged) {
@@ -243,7 +271,8 @@ on_tick(void *arg)
 		qb_log(LOG_INFO, "%s", synced ? "synced: every group and the dataplane" :
 		       "not synced");
 	}
-	tick_arm(s);
+	tick_arm(s, repl_busy(s->repl));
+	return 0;
 }
 
 /* ----------------------------------------------------------- maglbctl */
@@ -414,6 +443,7 @@ syncd_create(qb_loop_t *loop, const struct syncd_options *o)
 		return NULL;
 	s->loop = loop;
 	s->o = *o;
+	s->tick_fd = -1;
 	s->start_ms = now_ms();
 	s->cfg = config_load(o->config, err, sizeof(err));
 	if (s->cfg == NULL) {
@@ -437,7 +467,13 @@ syncd_create(qb_loop_t *loop, const struct syncd_options *o)
 	s->dp = ipc_async_create(loop, o->dataplane_service, &dops, s);
 	if (s->server == NULL || s->cpg == NULL || s->dp == NULL || join_groups(s) < 0)
 		goto fail;
-	tick_arm(s);
+	s->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->tick_fd < 0 ||
+	    qb_loop_poll_add(loop, QB_LOOP_MED, s->tick_fd, POLLIN, s, on_tick) != 0) {
+		qb_log(LOG_ERR, "cannot set up the tick timer: %s", strerror(errno));
+		goto fail;
+	}
+	tick_arm(s, true);
 	qb_log(LOG_INFO, "node %u: %u VIP(s) in %u sync group(s); dataplane service %s",
 	       s->cfg->node_id, s->cfg->n_vips, catalog_groups(s->cat), o->dataplane_service);
 	return s;
@@ -452,7 +488,10 @@ syncd_destroy(struct syncd *s)
 {
 	if (s == NULL)
 		return;
-	qb_loop_timer_del(s->loop, s->tick);
+	if (s->tick_fd >= 0) {
+		qb_loop_poll_del(s->loop, s->tick_fd);
+		close(s->tick_fd);
+	}
 	ipc_async_destroy(s->dp);
 	syncd_cpg_destroy(s->cpg);
 	ipc_server_destroy(s->server);
