@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -315,8 +316,8 @@ struct ipc_async {
 	enum ipc_async_state state;
 	qb_ipcc_connection_t *qb;
 	int fd;                         /* polled while connecting or up */
+	int tfd;                        /* timerfd: responses, timeouts */
 	qb_loop_timer_handle retry;     /* connect attempts (DOWN) */
-	qb_loop_timer_handle poll;      /* responses and timeouts (in flight) */
 	qb_loop_timer_handle fail;      /* a send saw the connection gone */
 	bool retry_armed, poll_armed, fail_armed;
 	unsigned retry_ms;              /* the next attempt's delay */
@@ -371,6 +372,10 @@ ipc_async_enter(struct ipc_async *a)
 static void
 ipc_async_free(struct ipc_async *a)
 {
+	if (a->tfd >= 0) {
+		qb_loop_poll_del(a->loop, a->tfd);
+		close(a->tfd);
+	}
 	free(a->buf);
 	free(a);
 }
@@ -414,6 +419,26 @@ ipc_async_fail(struct ipc_async *a, int rc, const uint64_t *now,
 	}
 }
 
+/*
+ * Arm (or disarm) the response poll: a one-shot timerfd, not a qb_loop
+ * timer, since qb_loop waits for a timer's last millisecond with
+ * epoll_wait(0) in a loop (libqb 2.0 rounds it down to 0 ms): a 1 ms qb
+ * timer kept the client's core 40 % busy while a request was in flight.
+ */
+static void
+ipc_async_poll_arm(struct ipc_async *a, bool on)
+{
+	struct itimerspec its = {
+		.it_value.tv_nsec = on ? IPC_ASYNC_POLL_US * 1000 : 0,
+	};
+
+	if (a->poll_armed == on)
+		return;
+	a->poll_armed = on && timerfd_settime(a->tfd, 0, &its, NULL) == 0;
+	if (!on)
+		(void)timerfd_settime(a->tfd, 0, &its, NULL);
+}
+
 /* Drop the libqb connection, if any, and its descriptor's poll. */
 static void
 ipc_async_close(struct ipc_async *a)
@@ -424,7 +449,7 @@ ipc_async_close(struct ipc_async *a)
 	if (a->qb != NULL)
 		qb_ipcc_disconnect(a->qb);
 	a->qb = NULL;
-	ipc_async_timer_del(a, a->poll, &a->poll_armed);
+	ipc_async_poll_arm(a, false);
 	ipc_async_timer_del(a, a->fail, &a->fail_armed);
 }
 
@@ -556,15 +581,12 @@ ipc_async_expire(struct ipc_async *a)
 	ipc_async_fail(a, -ETIMEDOUT, &now, IPC_ASYNC_TIMEOUTS);
 }
 
-static void ipc_async_on_poll(void *data);
-
-/* After any exchange: poll again in 1 ms while anything is in flight. */
+/* After any exchange: poll again soon while anything is in flight. */
 static void
 ipc_async_rearm(struct ipc_async *a)
 {
 	if (!a->dead && a->state == IPC_ASYNC_UP && a->inflight > 0)
-		ipc_async_timer(a, &a->poll, &a->poll_armed, IPC_ASYNC_POLL_MS,
-				ipc_async_on_poll);
+		ipc_async_poll_arm(a, true);
 }
 
 /* Responses, then events; a lost connection once both rings are read. */
@@ -595,12 +617,17 @@ ipc_async_wake(struct ipc_async *a, bool *armed, bool hangup)
 	ipc_async_leave(a);
 }
 
-static void
-ipc_async_on_poll(void *data)
+static int32_t
+ipc_async_on_poll(int32_t fd, int32_t revents, void *data)
 {
 	struct ipc_async *a = data;
+	uint64_t expired;
 
+	(void)revents;
+	if (read(fd, &expired, sizeof(expired)) < 0 && errno != EAGAIN)
+		return 0;
 	ipc_async_wake(a, &a->poll_armed, false);
+	return 0;
 }
 
 static int32_t
@@ -719,6 +746,15 @@ ipc_async_create(qb_loop_t *loop, const char *service,
 		return NULL;
 	}
 	a->loop = loop;
+	a->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (a->tfd < 0 || qb_loop_poll_add(loop, QB_LOOP_HIGH, a->tfd, POLLIN, a,
+					   ipc_async_on_poll) != 0) {
+		if (a->tfd >= 0)
+			close(a->tfd);
+		free(a->buf);
+		free(a);
+		return NULL;
+	}
 	snprintf(a->service, sizeof(a->service), "%s", service);
 	if (ops != NULL)
 		a->ops = *ops;

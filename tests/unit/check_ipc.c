@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include <qb/qbipcc.h>
+#include <qb/qbipcs.h>
 #include <qb/qbloop.h>
 
 #include "lib/daemon.h"
@@ -1301,6 +1302,138 @@ START_TEST(test_async_pipeline)
 }
 END_TEST
 
+/*
+ * A raw libqb server on the fake's loop that holds requests and answers
+ * the held ones last first, once it has ASYNC_REORDER of them: what a
+ * server that answers out of order looks like to the async client.
+ */
+enum { ASYNC_REORDER = 3 };
+
+static struct {
+	qb_ipcs_service_t *service;
+	qb_ipcs_connection_t *conn;
+	uint64_t ids[ASYNC_REORDER];
+	unsigned held;
+	char name[WIRE_NAME_MAX + 8];
+} reorder;
+
+static int32_t
+reorder_poll_add(enum qb_loop_priority p, int32_t fd, int32_t events,
+		 void *data, qb_ipcs_dispatch_fn_t fn)
+{
+	return qb_loop_poll_add(fake.loop, p, fd, events, data, fn);
+}
+
+static int32_t
+reorder_poll_mod(enum qb_loop_priority p, int32_t fd, int32_t events,
+		 void *data, qb_ipcs_dispatch_fn_t fn)
+{
+	return qb_loop_poll_mod(fake.loop, p, fd, events, data, fn);
+}
+
+static int32_t
+reorder_poll_del(int32_t fd)
+{
+	return qb_loop_poll_del(fake.loop, fd);
+}
+
+static int32_t
+reorder_job_add(enum qb_loop_priority p, void *data, qb_loop_job_dispatch_fn fn)
+{
+	return qb_loop_job_add(fake.loop, p, data, fn);
+}
+
+static int32_t
+reorder_accept(qb_ipcs_connection_t *c, uid_t uid, gid_t gid)
+{
+	(void)c;
+	(void)uid;
+	(void)gid;
+	return 0;
+}
+
+static int32_t
+reorder_msg(qb_ipcs_connection_t *c, void *data, size_t size)
+{
+	static uint8_t buf[IPC_MSG_MAX];
+	ssize_t len = ipc_frame_check(IPC_REQUEST, data, size);
+	struct wire_ctl_msg req, resp = { .kind = WIRE_CTL_STATUS_RESPONSE };
+
+	ck_assert_int_ge(len, 0);
+	ck_assert_int_eq(wire_ctl_decode((const uint8_t *)data +
+					 ipc_header_len(IPC_REQUEST), (size_t)len,
+					 &req, NULL), 0);
+	reorder.conn = c;
+	reorder.ids[reorder.held++] = req.request_id;
+	if (reorder.held < ASYNC_REORDER)
+		return 0;
+	while (reorder.held > 0) {
+		ssize_t n;
+
+		resp.request_id = reorder.ids[--reorder.held];
+		resp.status.node_id = (uint32_t)resp.request_id;
+		n = ipc_frame(IPC_RESPONSE, &resp, buf);
+		ck_assert_int_gt(n, 0);
+		ck_assert_int_eq(qb_ipcs_response_send(c, buf, (size_t)n), n);
+	}
+	return 0;
+}
+
+static void
+reorder_start_job(void *arg)
+{
+	struct qb_ipcs_service_handlers h = {
+		.connection_accept = reorder_accept,
+		.msg_process = reorder_msg,
+	};
+	struct qb_ipcs_poll_handlers ph = {
+		.job_add = reorder_job_add,
+		.dispatch_add = reorder_poll_add,
+		.dispatch_mod = reorder_poll_mod,
+		.dispatch_del = reorder_poll_del,
+	};
+
+	(void)arg;
+	reorder.service = qb_ipcs_create(reorder.name, 0, QB_IPC_SHM, &h);
+	ck_assert_ptr_nonnull(reorder.service);
+	qb_ipcs_poll_handlers_set(reorder.service, &ph);
+	qb_ipcs_enforce_buffer_size(reorder.service, IPC_MSG_MAX);
+	ck_assert_int_eq(qb_ipcs_run(reorder.service), 0);
+}
+
+static void
+reorder_stop_job(void *arg)
+{
+	(void)arg;
+	qb_ipcs_destroy(reorder.service);
+}
+
+/* Answers that come last first still reach their own done(). */
+START_TEST(test_async_out_of_order)
+{
+	static struct async_test t;
+
+	memset(&reorder, 0, sizeof(reorder));
+	snprintf(reorder.name, sizeof(reorder.name), "%s-reorder", fake.service);
+	fake_call(reorder_start_job, NULL);
+	async_start(&t, reorder.name);
+	ck_assert(async_run(&t, async_is_up, TIMEOUT_MS));
+	for (unsigned i = 0; i < ASYNC_REORDER; i++)
+		ck_assert_int_eq(async_send(&t, i, WIRE_CTL_STATUS_REQUEST), 0);
+	ck_assert(async_run(&t, async_idle, TIMEOUT_MS));
+	for (unsigned i = 0; i < ASYNC_REORDER; i++) {
+		ck_assert_int_eq(t.rc[i], 0);
+		ck_assert_uint_eq(t.id[i], i + 1);
+		/* done() order: the last request's answer came first */
+		if (i > 0)
+			ck_assert_double_le(t.done_ms[i], t.done_ms[i - 1]);
+	}
+	ck_assert_uint_eq(ipc_async_counters(t.a)->counts[IPC_ASYNC_LATE], 0);
+	async_stop(&t);
+	fake_call(reorder_stop_job, NULL);
+}
+END_TEST
+
 static int
 double_cmp(const void *a, const void *b)
 {
@@ -1760,6 +1893,7 @@ ipc_suite(void)
 		{ "access_root_only", test_access_root_only },
 		{ "stale_shm", test_stale_shm },
 		{ "async_pipeline", test_async_pipeline },
+		{ "async_out_of_order", test_async_out_of_order },
 		{ "async_latency", test_async_latency },
 		{ "async_reconnect", test_async_reconnect },
 		{ "async_not_running", test_async_not_running },
