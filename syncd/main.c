@@ -7,7 +7,6 @@
  *   maglb-syncd --check-config FILE
  */
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,10 +15,9 @@
 #include <qb/qbloop.h>
 
 #include "config/config.h"
+#include "lib/daemon.h"
 #include "lib/ipc.h"
 #include "syncd/syncd.h"
-
-static struct syncd *running;
 
 static void
 usage(FILE *f)
@@ -29,32 +27,10 @@ usage(FILE *f)
 		"       maglb-syncd --check-config FILE\n");
 }
 
-/* syslog (journald) for the daemon, stderr in the foreground. */
 static void
-log_init(bool to_stderr)
+reload(void *arg)
 {
-	qb_log_init("maglb-syncd", LOG_DAEMON, LOG_INFO);
-	qb_log_ctl(QB_LOG_SYSLOG, QB_LOG_CONF_ENABLED, to_stderr ? QB_FALSE : QB_TRUE);
-	if (!to_stderr)
-		return;
-	qb_log_filter_ctl(QB_LOG_STDERR, QB_LOG_FILTER_ADD, QB_LOG_FILTER_FILE, "*", LOG_INFO);
-	qb_log_format_set(QB_LOG_STDERR, "maglb-syncd: %b");
-	qb_log_ctl(QB_LOG_STDERR, QB_LOG_CONF_ENABLED, QB_TRUE);
-}
-
-static int32_t
-on_signal(int32_t sig, void *arg)
-{
-	qb_loop_t *loop = arg;
-
-	if (sig == SIGHUP) {
-		qb_log(LOG_INFO, "SIGHUP: reloading");
-		syncd_reload(running);
-		return 0;
-	}
-	qb_log(LOG_INFO, "signal %d: stopping", sig);
-	qb_loop_stop(loop);
-	return 0;
+	syncd_reload(arg);
 }
 
 static int
@@ -87,7 +63,8 @@ main(int argc, char **argv)
 		.dataplane_service = IPC_SERVICE_DATAPLANE,
 	};
 	bool foreground = false;
-	qb_loop_signal_handle sh;
+	struct daemon_signals *signals;
+	struct syncd *s;
 	qb_loop_t *loop;
 	int opt;
 
@@ -106,23 +83,23 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	log_init(foreground);
+	daemon_log_init("maglb-syncd", foreground);
 	loop = qb_loop_create();
 	if (loop == NULL) {
 		qb_log(LOG_ERR, "cannot create the event loop");
 		return 1;
 	}
-	running = syncd_create(loop, &o);
-	if (running == NULL) {
+	s = syncd_create(loop, &o);
+	signals = s != NULL ? daemon_signals_create(loop, reload, s) : NULL;
+	if (signals == NULL) {
+		syncd_destroy(s);
 		qb_loop_destroy(loop);
 		qb_log_fini();
 		return 1;
 	}
-	qb_loop_signal_add(loop, QB_LOOP_HIGH, SIGTERM, loop, on_signal, &sh);
-	qb_loop_signal_add(loop, QB_LOOP_HIGH, SIGINT, loop, on_signal, &sh);
-	qb_loop_signal_add(loop, QB_LOOP_HIGH, SIGHUP, loop, on_signal, &sh);
 	qb_loop_run(loop);
-	syncd_destroy(running);
+	daemon_signals_destroy(signals);
+	syncd_destroy(s);
 	qb_loop_destroy(loop);
 	qb_log_fini();
 	return 0;

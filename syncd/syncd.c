@@ -3,7 +3,6 @@
 #include "syncd/syncd.h"
 
 #include <errno.h>
-#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include <qb/qblog.h>
 
 #include "config/config.h"
+#include "lib/daemon.h"
 #include "lib/ipc.h"
 #include "lib/ipc_client.h"
 #include "lib/ipc_server.h"
@@ -407,14 +407,6 @@ serve_release(void *ctx, struct wire_ctl_msg *resp)
 
 /* -------------------------------------------------------------- set-up */
 
-static gid_t
-maglb_group(void)
-{
-	struct group *g = getgrnam("maglb");
-
-	return g != NULL ? g->gr_gid : (gid_t)-1;
-}
-
 static int
 join_groups(struct syncd *s)
 {
@@ -462,7 +454,7 @@ syncd_create(qb_loop_t *loop, const struct syncd_options *o)
 		qb_log(LOG_ERR, "out of memory");
 		goto fail;
 	}
-	s->server = ipc_server_create(loop, o->service, maglb_group(), &h, s);
+	s->server = ipc_server_create(loop, o->service, daemon_ipc_group(), &h, s);
 	s->cpg = syncd_cpg_create(loop, s->cfg->node_id, &cops, s);
 	s->dp = ipc_async_create(loop, o->dataplane_service, &dops, s);
 	if (s->server == NULL || s->cpg == NULL || s->dp == NULL || join_groups(s) < 0)
