@@ -8,17 +8,20 @@
 #    debian/ there (the repository never has a debian/ at its root) and runs
 #    dpkg-buildpackage -us -uc -b; lintian must report no error or warning;
 # 2. installs the .deb on this machine and checks the installed files, the
-#    maglb group, the unit (systemd-analyze verify), the man pages, the
-#    example configs (maglb-dataplane --check-config, corosync -t), and runs
-#    the installed dataplane with the unit's capabilities only (no hugepages,
-#    a net_null port) while a maglb group member asks it with maglbctl;
+#    maglb group, the units (systemd-analyze verify), the man pages, the
+#    example configs (maglb-dataplane and maglb-syncd --check-config,
+#    corosync -t), runs the installed dataplane with its unit's capabilities
+#    only (no hugepages, a net_null port) while a maglb group member asks it
+#    with maglbctl, then the installed maglb-syncd with its unit's
+#    capabilities only, in a network namespace of its own (no corosync, no
+#    dataplane to reach): it must stay up, answer maglbctl and reload;
 # 3. builds the RPM with Debian's rpm (rpmbuild --nodeps) and checks its
 #    file list, scripts and dependencies.
 #
 # Cleanup, even on failure: the package purged, the maglb group deleted if
-# this test made it, the test dataplane stopped, the temporary folder gone
-# (MAGLB_PACKAGES_KEEP=1 keeps it). Installs its own tools when missing:
-# dpkg-dev debhelper lintian rpm systemd man-db corosync iproute2.
+# this test made it, the test dataplane and syncd stopped, the temporary
+# folder gone (MAGLB_PACKAGES_KEEP=1 keeps it). Installs its own tools when
+# missing: dpkg-dev debhelper lintian rpm systemd man-db corosync iproute2.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8
 
@@ -29,6 +32,7 @@ unitdir=/lib/systemd/system   # set from systemd's pkg-config file below
 tmp=
 deb=
 dataplane_pid=
+syncd_pid=
 group_made=no
 installed=no
 checks=0
@@ -44,6 +48,10 @@ cleanup() {
 	if [ -n "$dataplane_pid" ]; then
 		kill "$dataplane_pid" 2>/dev/null
 		wait "$dataplane_pid" 2>/dev/null
+	fi
+	if [ -n "$syncd_pid" ]; then
+		kill "$syncd_pid" 2>/dev/null
+		wait "$syncd_pid" 2>/dev/null
 	fi
 	rm -rf /var/run/dpdk/maglb-pkgtest
 	if [ $installed = yes ]; then
@@ -92,9 +100,12 @@ run_logged() {
 deb_expected() {
 	cat <<EOF
 /etc/default/maglb-dataplane
+/etc/default/maglb-syncd
 $unitdir/maglb-dataplane.service
+$unitdir/maglb-syncd.service
 /usr/lib/sysusers.d/maglb.conf
 /usr/sbin/maglb-dataplane
+/usr/sbin/maglb-syncd
 /usr/sbin/maglbctl
 /usr/share/doc/maglb/changelog.Debian.gz
 /usr/share/doc/maglb/copyright
@@ -105,6 +116,7 @@ $unitdir/maglb-dataplane.service
 /usr/share/lintian/overrides/maglb
 /usr/share/man/man5/maglb.conf.5.gz
 /usr/share/man/man8/maglb-dataplane.8.gz
+/usr/share/man/man8/maglb-syncd.8.gz
 /usr/share/man/man8/maglbctl.8.gz
 EOF
 }
@@ -114,9 +126,12 @@ rpm_expected() {
 	cat <<EOF
 /etc/maglb
 /etc/sysconfig/maglb-dataplane
+/etc/sysconfig/maglb-syncd
 $unitdir/maglb-dataplane.service
+$unitdir/maglb-syncd.service
 /usr/lib/sysusers.d/maglb.conf
 /usr/sbin/maglb-dataplane
+/usr/sbin/maglb-syncd
 /usr/sbin/maglbctl
 /usr/share/doc/maglb
 /usr/share/doc/maglb/README.md
@@ -129,6 +144,7 @@ $unitdir/maglb-dataplane.service
 /usr/share/licenses/maglb/LICENSE
 /usr/share/man/man5/maglb.conf.5
 /usr/share/man/man8/maglb-dataplane.8
+/usr/share/man/man8/maglb-syncd.8
 /usr/share/man/man8/maglbctl.8
 EOF
 }
@@ -177,6 +193,11 @@ build_deb() {
 	ok "the .deb holds the expected files"
 	grep -q ' \./etc/maglb/$' "$tmp/deb.contents" || fail "the .deb has no /etc/maglb/"
 	ok "the .deb makes /etc/maglb/"
+	# maglb-syncd links libcpg (shlibs); the corosync daemon is recommended.
+	grep -q 'libcpg4' <<<"$(dpkg-deb -f "$deb" Depends)" || fail "the .deb does not depend on libcpg4"
+	grep -qw 'corosync' <<<"$(dpkg-deb -f "$deb" Recommends)" ||
+		fail "the .deb does not recommend corosync"
+	ok "the .deb depends on libcpg4 and recommends corosync"
 }
 
 run_lintian() {
@@ -205,34 +226,49 @@ install_deb() {
 	ok "every file of the package is installed"
 	getent group maglb >/dev/null || fail "no maglb group after install"
 	ok "postinst made the maglb group (systemd-sysusers)"
-	grep -q '/etc/default/maglb-dataplane ' <<<"$(dpkg-query -W -f='${Conffiles}\n' maglb)" ||
-		fail "/etc/default/maglb-dataplane is not a conffile"
-	ok "/etc/default/maglb-dataplane is a conffile"
+	for f in /etc/default/maglb-dataplane /etc/default/maglb-syncd; do
+		grep -q "$f " <<<"$(dpkg-query -W -f='${Conffiles}\n' maglb)" ||
+			fail "$f is not a conffile"
+	done
+	ok "/etc/default/maglb-dataplane and /etc/default/maglb-syncd are conffiles"
 }
 
 check_unit() {
-	local out
+	local out unit want
 
-	log "systemd-analyze verify $unitdir/maglb-dataplane.service"
-	out=$(systemd-analyze verify "$unitdir/maglb-dataplane.service" 2>&1) ||
-		fail "systemd-analyze verify: $out"
-	[ -z "$out" ] || fail "systemd-analyze verify warns: $out"
-	ok "systemd-analyze verify: clean"
+	for unit in maglb-dataplane maglb-syncd; do
+		log "systemd-analyze verify $unitdir/$unit.service"
+		out=$(systemd-analyze verify "$unitdir/$unit.service" 2>&1) ||
+			fail "systemd-analyze verify $unit.service: $out"
+		[ -z "$out" ] || fail "systemd-analyze verify $unit.service warns: $out"
+		ok "systemd-analyze verify $unit.service: clean"
+	done
 	grep -q '^ExecStart=/usr/sbin/maglb-dataplane \$MAGLB_EAL_ARGS -- -c /etc/maglb/maglb.conf' \
 		"$unitdir/maglb-dataplane.service" || fail "the unit's ExecStart has unexpected paths"
 	ok "the unit runs /usr/sbin/maglb-dataplane with /etc/maglb/maglb.conf"
+	unit=$unitdir/maglb-syncd.service
+	grep -qx 'ExecStart=/usr/sbin/maglb-syncd -c /etc/maglb/maglb.conf \$MAGLB_SYNCD_ARGS' "$unit" ||
+		fail "maglb-syncd.service's ExecStart has unexpected paths"
+	grep -qx 'ConditionPathExists=/etc/maglb/maglb.conf' "$unit" ||
+		fail "maglb-syncd.service does not wait for /etc/maglb/maglb.conf"
+	ok "maglb-syncd.service runs /usr/sbin/maglb-syncd with /etc/maglb/maglb.conf"
+	for want in 'After=.*\<corosync\.service\>' 'After=.*\<maglb-dataplane\.service\>' \
+		'Wants=.*\<corosync\.service\>'; do
+		grep -q "^$want" "$unit" || fail "maglb-syncd.service has no $want"
+	done
+	ok "maglb-syncd.service: After= corosync and the dataplane, Wants= corosync"
 }
 
 check_man() {
 	local page out
 
 	log "man pages"
-	for page in maglb-dataplane.8 maglbctl.8 maglb.conf.5; do
+	for page in maglb-dataplane.8 maglb-syncd.8 maglbctl.8 maglb.conf.5; do
 		out=$(MANWIDTH=80 man --warnings -E UTF-8 "${page##*.}" "${page%.*}" 2>&1 >/dev/null) ||
 			fail "man ${page}: $out"
 		[ -z "$out" ] || fail "man ${page} warns: $out"
 	done
-	ok "man renders maglb-dataplane(8), maglbctl(8), maglb.conf(5) without warnings"
+	ok "man renders maglb-dataplane(8), maglb-syncd(8), maglbctl(8), maglb.conf(5) without warnings"
 	zcat /usr/share/man/man5/maglb.conf.5.gz |
 		sed -n '/^\.SH EXAMPLE/,/^\.fi/p' | sed '1,2d;$d' >"$tmp/man-example.conf"
 	run_logged man-example /usr/sbin/maglb-dataplane --check-config "$tmp/man-example.conf"
@@ -246,6 +282,9 @@ check_examples() {
 	run_logged check-config /usr/sbin/maglb-dataplane \
 		--check-config /usr/share/doc/maglb/examples/maglb.conf
 	ok "maglb-dataplane --check-config examples/maglb.conf: $(head -n 1 "$tmp/check-config.log")"
+	run_logged syncd-check-config /usr/sbin/maglb-syncd \
+		--check-config /usr/share/doc/maglb/examples/maglb.conf
+	ok "maglb-syncd --check-config: $(head -n 1 "$tmp/syncd-check-config.log")"
 	# corosync -t wants a readable key and its own node among the addresses:
 	# a copy with a test key, in a network namespace holding lb-a's addresses.
 	corosync-keygen -l -k "$tmp/authkey" >/dev/null 2>&1
@@ -308,13 +347,95 @@ smoke() {
 	ok "maglb-dataplane stops cleanly on SIGTERM"
 }
 
+# Wait up to 10 s for an extended regex in a log file, while pid lives.
+wait_log() {
+	local file=$1 re=$2 pid=$3
+
+	for _ in $(seq 50); do
+		grep -Eq -- "$re" "$file" && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.2
+	done
+	grep -Eq -- "$re" "$file"
+}
+
+# The installed maglb-syncd with nothing but its unit's capabilities, and
+# no corosync and no dataplane to reach. libqb's IPC sockets are abstract,
+# one set per network namespace: in a namespace of its own, it cannot join
+# a corosync running on this machine by mistake, and maglbctl enters that
+# namespace to ask it. With the unit's PrivateIPC=, an IPC namespace too
+# (maglbctl stays outside it, as under systemd). It must stay up retrying
+# both, answer maglbctl, a maglb member too (its IPC files go to
+# root:maglb with CAP_CHOWN alone), reload on SIGHUP, keep its config when
+# the file is bad, and exit 0 on SIGTERM.
+smoke_syncd() {
+	local unit=$unitdir/maglb-syncd.service svc=maglb-pkgtest-syncd-$$
+	local caps ipc='' ns line rc
+
+	log "installed maglb-syncd with the unit's capabilities"
+	caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit" |
+		tr 'A-Z' 'a-z' | sed -e 's/cap_/+/g' -e 's/ /,/g')
+	grep -qx 'PrivateIPC=yes' "$unit" && ipc=--ipc
+	cp /usr/share/doc/maglb/examples/maglb.conf "$tmp/syncd.conf"
+	unshare --net $ipc setpriv --bounding-set="-all,$caps" --inh-caps=-all --no-new-privs \
+		/usr/sbin/maglb-syncd -c "$tmp/syncd.conf" -f --service "$svc" \
+		--dataplane-service "$svc-no-dataplane" >"$tmp/syncd.log" 2>&1 &
+	syncd_pid=$!
+	wait_log "$tmp/syncd.log" "ipc $svc: serving, group $(getent group maglb | cut -d: -f3)\$" \
+		"$syncd_pid" || { cat "$tmp/syncd.log" >&2; fail "maglb-syncd did not start"; }
+	ok "maglb-syncd runs with CapabilityBoundingSet=$caps"
+	wait_log "$tmp/syncd.log" 'corosync not reachable' "$syncd_pid" &&
+		wait_log "$tmp/syncd.log" "ipc $svc-no-dataplane: .*; retrying" "$syncd_pid" ||
+		{ cat "$tmp/syncd.log" >&2; fail "maglb-syncd did not try corosync and the dataplane"; }
+	sleep 2
+	kill -0 "$syncd_pid" 2>/dev/null ||
+		{ cat "$tmp/syncd.log" >&2; fail "maglb-syncd exited with no corosync and no dataplane"; }
+	ok "maglb-syncd stays up with no corosync and no dataplane, retrying both"
+	ns="nsenter --net=/proc/$syncd_pid/ns/net"
+	run_logged syncd-counters $ns /usr/sbin/maglbctl --service "$svc" counters sync
+	grep -Eq '^sync +node_id +1$' "$tmp/syncd-counters.log" &&
+		grep -Eq '^sync +synced +0$' "$tmp/syncd-counters.log" ||
+		{ cat "$tmp/syncd-counters.log" >&2; fail "maglbctl counters sync: not node 1, or synced"; }
+	ok "maglbctl --service $svc counters sync: node 1, not synced"
+	run_logged syncd-member $ns setpriv --reuid=nobody --regid=nogroup --groups=maglb \
+		/usr/sbin/maglbctl --service "$svc" counters sync
+	ok "maglbctl counters sync as a maglb member"
+	rc=0
+	$ns setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		/usr/sbin/maglbctl --service "$svc" counters sync >/dev/null 2>&1 || rc=$?
+	[ $rc -eq 3 ] || fail "maglbctl to maglb-syncd outside the maglb group: exit $rc, want 3"
+	ok "maglbctl to maglb-syncd outside the maglb group is refused (exit 3)"
+	# The unit's ExecReload is SIGHUP: a good file reloads; a bad one is
+	# refused as file:line: reason and the running config stays.
+	kill -HUP "$syncd_pid"
+	wait_log "$tmp/syncd.log" "reloaded $tmp/syncd.conf" "$syncd_pid" ||
+		{ cat "$tmp/syncd.log" >&2; fail "maglb-syncd did not reload on SIGHUP"; }
+	echo 'no_such_key = 1;' >>"$tmp/syncd.conf"
+	line=$(wc -l <"$tmp/syncd.conf")
+	kill -HUP "$syncd_pid"
+	wait_log "$tmp/syncd.log" "reload refused, running config kept: $tmp/syncd.conf:$line: " \
+		"$syncd_pid" && kill -0 "$syncd_pid" 2>/dev/null ||
+		{ cat "$tmp/syncd.log" >&2; fail "maglb-syncd did not refuse a bad file on SIGHUP"; }
+	ok "SIGHUP reloads; a bad file is refused with file:line and the config stays"
+	kill "$syncd_pid"
+	rc=0
+	wait "$syncd_pid" || rc=$?
+	syncd_pid=
+	[ $rc -eq 0 ] || { cat "$tmp/syncd.log" >&2; fail "maglb-syncd exited $rc on SIGTERM"; }
+	ok "maglb-syncd stops cleanly on SIGTERM"
+}
+
 remove_deb() {
+	local f
+
 	log "dpkg --purge maglb"
 	run_logged purge dpkg --purge maglb
 	installed=no
-	[ ! -e /usr/sbin/maglb-dataplane ] && [ ! -e "$unitdir/maglb-dataplane.service" ] &&
-		[ ! -e /etc/default/maglb-dataplane ] || fail "files left after purge"
-	ok "purge removes the package and its conffile"
+	for f in /usr/sbin/maglb-dataplane /usr/sbin/maglb-syncd "$unitdir/maglb-dataplane.service" \
+		"$unitdir/maglb-syncd.service" /etc/default/maglb-dataplane /etc/default/maglb-syncd; do
+		[ ! -e "$f" ] || fail "$f left after purge"
+	done
+	ok "purge removes the package and its conffiles"
 }
 
 build_rpm() {
@@ -338,17 +459,23 @@ build_rpm() {
 	rpm -qlp "$rpm" 2>/dev/null | grep -v '^/usr/lib/\.build-id' | sed 's/\.gz$//' |
 		same_list rpm rpm_expected
 	ok "$name holds the expected files"
-	grep -qx /etc/sysconfig/maglb-dataplane <<<"$(rpm -qp --configfiles "$rpm" 2>/dev/null)" ||
-		fail "/etc/sysconfig/maglb-dataplane is not %config"
-	ok "/etc/sysconfig/maglb-dataplane is %config"
+	for name in /etc/sysconfig/maglb-dataplane /etc/sysconfig/maglb-syncd; do
+		grep -qx "$name" <<<"$(rpm -qp --configfiles "$rpm" 2>/dev/null)" ||
+			fail "$name is not %config"
+	done
+	ok "/etc/sysconfig/maglb-dataplane and /etc/sysconfig/maglb-syncd are %config"
 	grep -q 'groupadd -r maglb' <<<"$(rpm -qp --scripts "$rpm" 2>/dev/null)" ||
 		fail "no %pre making the maglb group"
 	ok "%pre makes the maglb group"
 	rpm -qp --requires "$rpm" 2>/dev/null >"$tmp/rpm-requires"
-	for name in 'librte_eal\.so' 'libqb\.so' 'libconfig\.so' 'libprotobuf-c\.so' '^dpdk$'; do
+	for name in 'librte_eal\.so' 'libqb\.so' 'libcpg\.so' 'libconfig\.so' 'libprotobuf-c\.so' \
+		'^dpdk$'; do
 		grep -q "$name" "$tmp/rpm-requires" || fail "the RPM does not require $name"
 	done
-	ok "the RPM requires DPDK, libqb, libconfig and libprotobuf-c"
+	ok "the RPM requires DPDK, libqb, libcpg, libconfig and libprotobuf-c"
+	grep -qx corosync <<<"$(rpm -qp --recommends "$rpm" 2>/dev/null)" ||
+		fail "the RPM does not recommend corosync"
+	ok "the RPM recommends corosync"
 }
 
 main() {
@@ -370,6 +497,7 @@ main() {
 	check_man
 	check_examples
 	smoke
+	smoke_syncd
 	remove_deb
 	rm -rf "$tmp/src/debian"
 	build_rpm
