@@ -20,31 +20,9 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "lib/ipc_client.h"
 #include "ctl/json.h"
-
-enum maglbctl_exit {
-	MAGLBCTL_EXIT_OK = 0,
-	MAGLBCTL_EXIT_ERROR = 1,        /* the daemon answered with an error */
-	MAGLBCTL_EXIT_USAGE = 2,        /* bad arguments */
-	MAGLBCTL_EXIT_UNREACHABLE = 3,  /* not running, refused us, no answer */
-};
-
-enum {
-	MAGLBCTL_WEIGHT_MAX = 1000,
-	MAGLBCTL_TIMEOUT_MAX_MS = 3600 * 1000,
-	MAGLBCTL_FLOWS_PAGE = 1024,     /* well under the IPC bound (8192) */
-	MAGLBCTL_TABLE_COLS_MAX = 10,
-	MAGLBCTL_CELL_MAX = 128,
-	MAGLBCTL_ADDR_PORT_MAX = INET6_ADDRSTRLEN + 8,
-};
-
-struct maglbctl {
-	bool json;
-	const char *service;
-	int timeout_ms;
-	struct ipc_client *client;  /* connected on the first request */
-};
+#include "ctl/maglbctl.h"
+#include "lib/ipc_client.h"
 
 static const char maglbctl_usage_text[] =
 	"usage: maglbctl [--json] [--service NAME] [--timeout MS] COMMAND [ARGS]\n"
@@ -65,10 +43,16 @@ static const char maglbctl_usage_text[] =
 	"                                      gratuitous ARP / unsolicited NA now)\n"
 	"  vip disown NAME                     stop answering for it\n"
 	"  reload [--check]                    reload the config (--check: validate only)\n"
+	"  sync                                maglb-syncd: groups, members, entries,\n"
+	"                                      traffic, drops, lag\n"
+	"  sync verify [GROUP]                 every member's digest of its entries,\n"
+	"                                      compared (exit 1 when they disagree)\n"
 	"\n"
 	"options:\n"
 	"  --json            one JSON document on stdout\n"
 	"  --service NAME    IPC service of the dataplane (default maglb-dataplane)\n"
+	"  --sync-service NAME  IPC service of maglb-syncd (default maglb-syncd),\n"
+	"                    for the sync commands\n"
 	"  --timeout MS      how long to wait for each answer (default 5000)\n"
 	"  -h, --help        this text\n"
 	"\n"
@@ -76,7 +60,7 @@ static const char maglbctl_usage_text[] =
 	"exit status: 0 ok, 1 the dataplane answered with an error, 2 bad arguments,\n"
 	"3 the dataplane is not running or cannot be reached\n";
 
-static int
+int
 maglbctl_usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -147,7 +131,7 @@ maglbctl_parse_proto(const char *s, uint8_t *proto)
 }
 
 /* Copy a name (VIP, scope) into a wire field; false if too long. */
-static bool
+bool
 maglbctl_copy_name(char dst[WIRE_NAME_MAX], const char *src)
 {
 	size_t len = strlen(src);
@@ -251,14 +235,6 @@ maglbctl_json_flags(struct json *j, const char *key, uint32_t flags)
 	json_array_end(j);
 }
 
-struct maglbctl_column {
-	const char *header;
-	bool right;  /* numbers */
-};
-
-typedef void (*maglbctl_cell_fn)(const void *ctx, size_t row, size_t col,
-				 char *buf, size_t len);
-
 /* Format one cell; control characters (from names) print as '?'. */
 static void
 maglbctl_cell(maglbctl_cell_fn cell, const void *ctx, size_t row, size_t col,
@@ -271,7 +247,7 @@ maglbctl_cell(maglbctl_cell_fn cell, const void *ctx, size_t row, size_t col,
 }
 
 /* An aligned table: headers, then rows; cells formatted by cell(). */
-static void
+void
 maglbctl_table(const struct maglbctl_column *cols, size_t ncols, size_t nrows,
 	       maglbctl_cell_fn cell, const void *ctx)
 {
@@ -348,7 +324,7 @@ maglbctl_client_error(const struct maglbctl *m, int rc)
  * acknowledgement, code 0). Returns 0 with *resp (free it), or the exit
  * code after saying why on stderr.
  */
-static int
+int
 maglbctl_call(struct maglbctl *m, const struct wire_ctl_msg *req,
 	      enum wire_ctl_kind want, struct wire_ctl_msg *resp)
 {
@@ -1098,6 +1074,7 @@ static const struct maglbctl_command {
 	{ "backend", maglbctl_backend },
 	{ "vip", maglbctl_vip },
 	{ "reload", maglbctl_reload },
+	{ "sync", maglbctl_sync },
 };
 
 /*
@@ -1132,6 +1109,12 @@ maglbctl_global_options(struct maglbctl *m, int argc, char **argv,
 			    strlen(m->service) >= WIRE_NAME_MAX)
 				return maglbctl_usage_error("--service wants a "
 							    "service name");
+		} else if ((rc = maglbctl_option(argv, argc, &i, "--sync-service",
+						 &m->sync_service)) != 0) {
+			if (rc < 0 || m->sync_service[0] == '\0' ||
+			    strlen(m->sync_service) >= WIRE_NAME_MAX)
+				return maglbctl_usage_error("--sync-service wants a "
+							    "service name");
 		} else if ((rc = maglbctl_option(argv, argc, &i, "--timeout",
 						 &value)) != 0) {
 			if (rc < 0 || !maglbctl_parse_u64(value,
@@ -1152,6 +1135,7 @@ main(int argc, char **argv)
 {
 	struct maglbctl m = {
 		.service = IPC_SERVICE_DATAPLANE,
+		.sync_service = IPC_SERVICE_SYNCD,
 		.timeout_ms = IPC_CLIENT_TIMEOUT_DEFAULT_MS,
 	};
 	char **args;

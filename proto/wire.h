@@ -220,6 +220,8 @@ enum wire_ctl_kind {
 	WIRE_CTL_EXPORT_BATCH,          /* flows */
 	WIRE_CTL_IMPORT_BATCH,          /* flows */
 	WIRE_CTL_ERROR,                 /* error; code 0 acknowledges success */
+	WIRE_CTL_SYNC_VERIFY_REQUEST,   /* sync_verify_request (to syncd) */
+	WIRE_CTL_SYNC_VERIFY_RESULT,    /* sync_verify */
 	WIRE_CTL_KIND_MAX
 };
 
@@ -391,6 +393,25 @@ struct wire_ctl_flows {
 	uint32_t peer;              /* import: node the entries came from */
 };
 
+struct wire_ctl_sync_verify_request {
+	char group[WIRE_NAME_MAX];
+	uint32_t round;             /* 0: start a round */
+};
+
+struct wire_ctl_sync_digest {
+	uint32_t node;              /* >= 1 */
+	uint64_t entry_count;
+	uint64_t digest;
+};
+
+struct wire_ctl_sync_verify {
+	char group[WIRE_NAME_MAX];
+	uint32_t round;             /* >= 1 */
+	uint32_t members;
+	struct wire_ctl_sync_digest *digests;
+	size_t count;
+};
+
 struct wire_ctl_error {
 	int code;                   /* positive errno; 0 acknowledges success */
 	char message[WIRE_TEXT_MAX];
@@ -418,6 +439,8 @@ struct wire_ctl_msg {
 		struct wire_ctl_export_subscribe export_subscribe;
 		struct wire_ctl_flows flows;
 		struct wire_ctl_error error;
+		struct wire_ctl_sync_verify_request sync_verify_request;
+		struct wire_ctl_sync_verify sync_verify;
 	};
 };
 

@@ -35,6 +35,8 @@ const char *const wire_ctl_kind_names[WIRE_CTL_KIND_MAX] = {
 	[WIRE_CTL_EXPORT_BATCH] = "export-batch",
 	[WIRE_CTL_IMPORT_BATCH] = "import-batch",
 	[WIRE_CTL_ERROR] = "error",
+	[WIRE_CTL_SYNC_VERIFY_REQUEST] = "sync-verify-request",
+	[WIRE_CTL_SYNC_VERIFY_RESULT] = "sync-verify-result",
 };
 
 const char *const wire_backend_state_names[WIRE_BACKEND_STATE_MAX] = {
@@ -76,6 +78,7 @@ bool wire_ctl_kind_is_request(enum wire_ctl_kind kind)
 	case WIRE_CTL_DUMP_REQUEST:
 	case WIRE_CTL_EXPORT_SUBSCRIBE:
 	case WIRE_CTL_IMPORT_BATCH:
+	case WIRE_CTL_SYNC_VERIFY_REQUEST:
 		return true;
 	default:
 		return false;
@@ -132,6 +135,8 @@ struct ctl_pb {
 		Maglb__Control__ExportSubscribe export_subscribe;
 		Maglb__Control__FlowBatch flows;
 		Maglb__Control__Error error;
+		Maglb__Control__SyncVerifyRequest sync_verify_request;
+		Maglb__Control__SyncVerifyResult sync_verify;
 	} body;
 	Maglb__Sync__Flow flow;     /* lookups */
 	void **arrays[2];           /* allocated */
@@ -838,6 +843,93 @@ struct ctl_ops {
 
 #define CTL_CASE_(name) MAGLB__CONTROL__ENVELOPE__BODY_##name
 
+/* ---------------------------------------------------------- sync verify */
+
+static bool sync_verify_request_check(const void *body, enum wire_drop *why)
+{
+	const Maglb__Control__SyncVerifyRequest *r = body;
+
+	if (!wire_string_fits(r->group, WIRE_NAME_MAX))
+		return fail(why, WIRE_DROP_BAD_STRING);
+	return true;
+}
+
+static int sync_verify_request_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__SyncVerifyRequest *r = body;
+
+	wire_string_copy(m->sync_verify_request.group, WIRE_NAME_MAX, r->group);
+	m->sync_verify_request.round = r->round;
+	return 0;
+}
+
+static int sync_verify_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	Maglb__Control__SyncVerifyRequest *r = &p->body.sync_verify_request;
+
+	*r = (Maglb__Control__SyncVerifyRequest)MAGLB__CONTROL__SYNC_VERIFY_REQUEST__INIT;
+	r->round = m->sync_verify_request.round;
+	return string_to_pb(m->sync_verify_request.group, WIRE_NAME_MAX, &r->group);
+}
+
+static bool sync_verify_check(const void *body, enum wire_drop *why)
+{
+	const Maglb__Control__SyncVerifyResult *r = body;
+
+	if (!wire_string_fits(r->group, WIRE_NAME_MAX))
+		return fail(why, WIRE_DROP_BAD_STRING);
+	if (r->round == 0)
+		return fail(why, WIRE_DROP_BAD_EPOCH);
+	for (size_t i = 0; i < r->n_digests; i++)
+		if (r->digests[i]->node == 0)
+			return fail(why, WIRE_DROP_BAD_SENDER);
+	return true;
+}
+
+static int sync_verify_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__SyncVerifyResult *r = body;
+	struct wire_ctl_sync_digest *out = array_to_c(r->n_digests, sizeof(*out));
+
+	if (out == NULL && r->n_digests > 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->n_digests; i++)
+		out[i] = (struct wire_ctl_sync_digest){
+			.node = r->digests[i]->node,
+			.entry_count = r->digests[i]->entry_count,
+			.digest = r->digests[i]->digest,
+		};
+	wire_string_copy(m->sync_verify.group, WIRE_NAME_MAX, r->group);
+	m->sync_verify.round = r->round;
+	m->sync_verify.members = r->members;
+	m->sync_verify.digests = out;
+	m->sync_verify.count = r->n_digests;
+	return 0;
+}
+
+static int sync_verify_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	static const Maglb__Control__SyncDigest init = MAGLB__CONTROL__SYNC_DIGEST__INIT;
+	Maglb__Control__SyncVerifyResult *r = &p->body.sync_verify;
+	const struct wire_ctl_sync_verify *in = &m->sync_verify;
+	int ret;
+
+	*r = (Maglb__Control__SyncVerifyResult)MAGLB__CONTROL__SYNC_VERIFY_RESULT__INIT;
+	ret = array_to_pb(p, 0, in->count, sizeof(init), &init, in->digests);
+	if (ret < 0)
+		return ret;
+	r->digests = (Maglb__Control__SyncDigest **)p->arrays[0];
+	r->n_digests = in->count;
+	r->round = in->round;
+	r->members = in->members;
+	for (size_t i = 0; i < in->count; i++) {
+		r->digests[i]->node = in->digests[i].node;
+		r->digests[i]->entry_count = in->digests[i].entry_count;
+		r->digests[i]->digest = in->digests[i].digest;
+	}
+	return string_to_pb(in->group, WIRE_NAME_MAX, &r->group);
+}
+
 static const struct ctl_ops ctl_ops[WIRE_CTL_KIND_MAX] = {
 	[WIRE_CTL_STATUS_REQUEST] = { CTL_CASE_(STATUS_REQUEST),
 		NULL, NULL, status_request_to_pb },
@@ -877,6 +969,11 @@ static const struct ctl_ops ctl_ops[WIRE_CTL_KIND_MAX] = {
 		flows_check, flows_to_c, flows_batch_to_pb },
 	[WIRE_CTL_ERROR] = { CTL_CASE_(ERROR),
 		error_check, error_to_c, error_to_pb },
+	[WIRE_CTL_SYNC_VERIFY_REQUEST] = { CTL_CASE_(SYNC_VERIFY_REQUEST),
+		sync_verify_request_check, sync_verify_request_to_c,
+		sync_verify_request_to_pb },
+	[WIRE_CTL_SYNC_VERIFY_RESULT] = { CTL_CASE_(SYNC_VERIFY_RESULT),
+		sync_verify_check, sync_verify_to_c, sync_verify_to_pb },
 };
 
 #undef CTL_CASE_
@@ -1038,6 +1135,9 @@ void wire_ctl_msg_free(struct wire_ctl_msg *m)
 	case WIRE_CTL_EXPORT_BATCH:
 	case WIRE_CTL_IMPORT_BATCH:
 		free(m->flows.entries);
+		break;
+	case WIRE_CTL_SYNC_VERIFY_RESULT:
+		free(m->sync_verify.digests);
 		break;
 	default:
 		break;

@@ -366,6 +366,46 @@ counters(struct syncd *s, const struct wire_ctl_msg *req, struct wire_ctl_msg *r
 	return 0;
 }
 
+/* Start a verify round (round 0), or report the answers to one so far. */
+static int
+verify(struct syncd *s, const struct wire_ctl_msg *req, struct wire_ctl_msg *resp, char *errmsg,
+       size_t errlen)
+{
+	const struct wire_ctl_sync_verify_request *q = &req->sync_verify_request;
+	struct wire_ctl_sync_verify *out = &resp->sync_verify;
+	struct repl_digest d[REPL_MEMBERS_MAX];
+	int gi = catalog_group_find(s->cat, q->group);
+	int round = (int)q->round;
+	size_t n;
+
+	if (gi < 0) {
+		snprintf(errmsg, errlen, "no sync group '%s' on this node", q->group);
+		return -ENOENT;
+	}
+	if (round == 0)
+		round = repl_verify_start(s->repl, (uint16_t)gi);
+	if (round < 0) {
+		snprintf(errmsg, errlen, "group %s: %s", q->group, round == -ENOTCONN ?
+			 "this node is not a member yet" : "CPG is busy, try again");
+		return round;
+	}
+	tick_arm(s, true);
+	resp->kind = WIRE_CTL_SYNC_VERIFY_RESULT;
+	snprintf(out->group, sizeof(out->group), "%s", q->group);
+	out->round = (uint32_t)round;
+	n = repl_verify_result(s->repl, (uint16_t)gi, (uint32_t)round, d, REPL_MEMBERS_MAX,
+			       &out->members);
+	out->digests = calloc(n ? n : 1, sizeof(*out->digests));
+	if (out->digests == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		out->digests[i] = (struct wire_ctl_sync_digest){
+			.node = d[i].node, .entry_count = d[i].entries, .digest = d[i].digest,
+		};
+	out->count = n;
+	return 0;
+}
+
 static int
 serve(void *ctx, uint64_t conn_id, const struct wire_ctl_msg *req, struct wire_ctl_msg *resp,
       char *errmsg, size_t errlen)
@@ -383,6 +423,8 @@ serve(void *ctx, uint64_t conn_id, const struct wire_ctl_msg *req, struct wire_c
 		return 0;
 	case WIRE_CTL_COUNTERS_REQUEST:
 		return counters(s, req, resp);
+	case WIRE_CTL_SYNC_VERIFY_REQUEST:
+		return verify(s, req, resp, errmsg, errlen);
 	case WIRE_CTL_RELOAD_REQUEST:
 		resp->kind = WIRE_CTL_RELOAD_RESULT;
 		resp->reload_result.ok = syncd_reload(s) == 0;
@@ -403,6 +445,8 @@ serve_release(void *ctx, struct wire_ctl_msg *resp)
 	(void)ctx;
 	if (resp->kind == WIRE_CTL_COUNTERS_RESPONSE)
 		free(resp->counters.counters);
+	else if (resp->kind == WIRE_CTL_SYNC_VERIFY_RESULT)
+		free(resp->sync_verify.digests);
 }
 
 /* -------------------------------------------------------------- set-up */

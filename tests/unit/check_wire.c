@@ -803,6 +803,8 @@ static void ctl_sample_vip_list(struct wire_ctl_msg *m)
 }
 
 /* Bodies with arrays or entries. */
+static struct wire_ctl_sync_digest sample_digests[3];
+
 static void ctl_sample_arrays(struct wire_ctl_msg *m)
 {
 	switch (m->kind) {
@@ -848,6 +850,18 @@ static void ctl_sample_arrays(struct wire_ctl_msg *m)
 			.dropped = m->kind == WIRE_CTL_EXPORT_BATCH ? 5 : 0,
 			.peer = m->kind == WIRE_CTL_IMPORT_BATCH ? 2 : 0,
 		};
+		break;
+	case WIRE_CTL_SYNC_VERIFY_RESULT:
+		for (uint32_t i = 0; i < 3; i++)
+			sample_digests[i] = (struct wire_ctl_sync_digest){
+				.node = i + 1, .entry_count = 1000000 + i,
+				.digest = 0xfedcba9876543210ull - i,
+			};
+		strcpy(m->sync_verify.group, "default");
+		m->sync_verify.round = 9;
+		m->sync_verify.members = 3;
+		m->sync_verify.digests = sample_digests;
+		m->sync_verify.count = 3;
 		break;
 	default:
 		break;
@@ -991,6 +1005,20 @@ static void ctl_assert_arrays_eq(const struct wire_ctl_msg *a,
 		ck_assert_uint_eq(a->flows.peer, b->flows.peer);
 		for (size_t i = 0; i < a->flows.count; i++)
 			flow_assert_eq(&a->flows.entries[i], &b->flows.entries[i]);
+		break;
+	case WIRE_CTL_SYNC_VERIFY_RESULT:
+		ck_assert_str_eq(a->sync_verify.group, b->sync_verify.group);
+		ck_assert_uint_eq(a->sync_verify.round, b->sync_verify.round);
+		ck_assert_uint_eq(a->sync_verify.members, b->sync_verify.members);
+		ck_assert_uint_eq(a->sync_verify.count, b->sync_verify.count);
+		for (size_t i = 0; i < a->sync_verify.count; i++) {
+			ck_assert_uint_eq(a->sync_verify.digests[i].node,
+					  b->sync_verify.digests[i].node);
+			ck_assert_uint_eq(a->sync_verify.digests[i].entry_count,
+					  b->sync_verify.digests[i].entry_count);
+			ck_assert_uint_eq(a->sync_verify.digests[i].digest,
+					  b->sync_verify.digests[i].digest);
+		}
 		break;
 	default:
 		break;

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What maglbctl's command files share: the options, the call to a service,
+ * the table printer, usage errors. maglbctl.c holds the dataplane's
+ * commands, sync.c maglb-syncd's.
+ */
+#ifndef MAGLB_CTL_MAGLBCTL_H
+#define MAGLB_CTL_MAGLBCTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <netinet/in.h>
+
+#include "proto/wire.h"
+
+struct ipc_client;
+
+enum maglbctl_exit {
+	MAGLBCTL_EXIT_OK = 0,
+	MAGLBCTL_EXIT_ERROR = 1,        /* the daemon answered with an error */
+	MAGLBCTL_EXIT_USAGE = 2,        /* bad arguments */
+	MAGLBCTL_EXIT_UNREACHABLE = 3,  /* not running, refused us, no answer */
+};
+
+enum {
+	MAGLBCTL_WEIGHT_MAX = 1000,
+	MAGLBCTL_TIMEOUT_MAX_MS = 3600 * 1000,
+	MAGLBCTL_FLOWS_PAGE = 1024,     /* well under the IPC bound (8192) */
+	MAGLBCTL_TABLE_COLS_MAX = 14,
+	MAGLBCTL_CELL_MAX = 128,
+	MAGLBCTL_ADDR_PORT_MAX = INET6_ADDRSTRLEN + 8,
+};
+
+struct maglbctl {
+	bool json;
+	const char *service;            /* the one asked: the dataplane's or syncd's */
+	const char *sync_service;
+	int timeout_ms;
+	struct ipc_client *client;  /* connected on the first request */
+};
+
+struct maglbctl_column {
+	const char *header;
+	bool right;  /* numbers */
+};
+
+typedef void (*maglbctl_cell_fn)(const void *ctx, size_t row, size_t col,
+				 char *buf, size_t len);
+
+/* Print why the arguments are wrong, then usage, to stderr; the exit code. */
+int maglbctl_usage_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+/* Copy a name (VIP, scope, group) into a wire field; false if too long. */
+bool maglbctl_copy_name(char dst[WIRE_NAME_MAX], const char *src);
+
+/* An aligned table: headers, then rows; cells formatted by cell(). */
+void maglbctl_table(const struct maglbctl_column *cols, size_t ncols, size_t nrows,
+		    maglbctl_cell_fn cell, const void *ctx);
+
+/*
+ * Send req to m->service, expect an answer of kind want (WIRE_CTL_ERROR:
+ * an acknowledgement, code 0). Returns 0 with *resp (free it), or the exit
+ * code after printing why.
+ */
+int maglbctl_call(struct maglbctl *m, const struct wire_ctl_msg *req,
+		  enum wire_ctl_kind want, struct wire_ctl_msg *resp);
+
+/* sync and sync verify (sync.c). */
+int maglbctl_sync(struct maglbctl *m, int argc, char **argv);
+
+#endif /* MAGLB_CTL_MAGLBCTL_H */
