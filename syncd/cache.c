@@ -260,6 +260,13 @@ cache_upsert(struct cache *c, const struct cache_key *k, const struct cache_valu
 	if (i != SLOT_NONE) {
 		s = slot_at(c, i);
 		fresh = expired(s->expires_ms, now_ms);
+		if (s->backend == v->backend && s->origin == v->origin) {
+			/* the same entry again (a refresh, our own message coming
+			 * back): its digest and counts stand */
+			s->flags = v->flags;
+			s->expires_ms = v->expires_ms;
+			return fresh;
+		}
 		account(c, s, -1);
 	} else {
 		uint32_t h;
