@@ -5,16 +5,17 @@
  * stream with generated new flows at a given rate, and acknowledges
  * IMPORT_BATCH messages, counting them.
  *
- *   dpgen --service NAME [--rate N] [--count N] [--batch N] [--seed S]
- *         [--vip ADDR] [--port P] [--backends ADDR,ADDR,...]
+ *   dpgen --service NAME [--rate N] [--rate-file F] [--count N | --sink]
+ *         [--batch N] [--vip ADDR] [--port P] [--backends ADDR,ADDR,...]
  *
  * It prints "ready" once serving. Once syncd subscribes it exports NEW
  * entries (IPv4 TCP flows to --vip:--port from distinct clients, backends
  * in turn) in EXPORT_BATCH events of --batch entries (default 1024), at
  * --rate entries a second (0: as fast as the event ring takes them) until
- * --count have gone (0: no end). A full event ring is not a loss: the
- * batch waits for the next tick. Every second, and on SIGTERM or SIGINT
- * (then it exits), it prints one JSON line on stdout:
+ * --count have gone (0: no end); --sink exports nothing. SIGHUP reads a
+ * new rate from --rate-file (one number). A full event ring is not a
+ * loss: the batch waits for the next tick. Every second, and on SIGTERM
+ * or SIGINT (then it exits), it prints one JSON line on stdout:
  *   {"t_ms":..,"exported":..,"imported":..,"import_batches":..,
  *    "import_per_s":..,"export_per_s":..}
  * where the rates cover the last second.
@@ -43,6 +44,8 @@ struct gen {
 	struct ipc_server *server;
 	uint64_t conn;                  /* the subscriber, 0 none */
 	uint64_t rate, count, batch;
+	bool sink;
+	const char *rate_file;
 	uint32_t vip, port;
 	uint32_t backends[BACKENDS_MAX];
 	unsigned n_backends;
@@ -110,7 +113,7 @@ export_some(struct gen *g, uint64_t now)
 			g->credit = (double)g->rate / 10;     /* at most 100 ms late */
 	}
 	g->last_ms = now;
-	while (g->conn != 0 && (g->count == 0 || g->exported < g->count)) {
+	while (g->conn != 0 && !g->sink && (g->count == 0 || g->exported < g->count)) {
 		uint64_t n = g->batch;
 		struct wire_ctl_msg m = { .kind = WIRE_CTL_EXPORT_BATCH };
 
@@ -184,7 +187,18 @@ on_signal(int32_t sig, void *arg)
 {
 	struct gen *g = arg;
 
-	(void)sig;
+	if (sig == SIGHUP) {
+		FILE *f = g->rate_file != NULL ? fopen(g->rate_file, "re") : NULL;
+		unsigned long long rate;
+
+		if (f != NULL && fscanf(f, "%llu", &rate) == 1) {
+			g->rate = rate;
+			g->credit = 0;
+		}
+		if (f != NULL)
+			fclose(f);
+		return 0;
+	}
 	report(g, now_ms());
 	qb_loop_stop(g->loop);
 	return 0;
@@ -206,8 +220,9 @@ parse_backends(struct gen *g, char *list)
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: dpgen --service NAME [--rate N] [--count N] [--batch N] "
-		"[--vip ADDR] [--port P] [--backends ADDR,...]\n");
+	fprintf(stderr, "usage: dpgen --service NAME [--rate N] [--rate-file F] "
+		"[--count N | --sink] [--batch N] [--vip ADDR] [--port P] "
+		"[--backends ADDR,...]\n");
 }
 
 int
@@ -221,6 +236,8 @@ main(int argc, char **argv)
 		{ "vip", required_argument, NULL, 'v' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "backends", required_argument, NULL, 'B' },
+		{ "rate-file", required_argument, NULL, 'f' },
+		{ "sink", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const struct ipc_handlers h = { .request = serve, .disconnected = disconnected };
@@ -247,6 +264,8 @@ main(int argc, char **argv)
 			g.vip = vip.s_addr;
 			break;
 		case 'p': g.port = (uint32_t)strtoul(optarg, NULL, 10); break;
+		case 'f': g.rate_file = optarg; break;
+		case 'S': g.sink = true; break;
 		case 'B':
 			if (parse_backends(&g, optarg) < 0) {
 				usage();
@@ -276,6 +295,7 @@ main(int argc, char **argv)
 	g.start_ms = g.report_ms = g.last_ms = now_ms();
 	qb_loop_signal_add(g.loop, QB_LOOP_HIGH, SIGTERM, &g, on_signal, &sh);
 	qb_loop_signal_add(g.loop, QB_LOOP_HIGH, SIGINT, &g, on_signal, &sh);
+	qb_loop_signal_add(g.loop, QB_LOOP_HIGH, SIGHUP, &g, on_signal, &sh);
 	qb_loop_timer_add(g.loop, QB_LOOP_MED, TICK_MS * 1000000ull, &g, on_tick, &g.tick);
 	printf("ready\n");
 	fflush(stdout);
