@@ -25,6 +25,10 @@
 #                                     IPC answers
 #   cluster_corosync_stop PREFIX I    SIGTERM, await its exit
 #   cluster_corosync_kill9 PREFIX I   SIGKILL (a node's death), reap it
+#   cluster_ring_link PREFIX I up|down
+#                                     node I's port on the ring switch: down
+#                                     cuts its corosync off from the others'
+#                                     (a partition), up heals it
 #   cluster_members PREFIX I          how many members node I's corosync sees
 #   cluster_await_members PREFIX I N [TIMEOUT_S]
 #                                     until node I sees exactly N (default 30 s)
@@ -53,6 +57,24 @@
 #   cluster_ctl PREFIX I ARGS...      maglbctl against node I's dataplane
 #   cluster_counter PREFIX I SCOPE NAME
 #                                     one counter of node I's dataplane
+#   cluster_flows PREFIX I own|peer   node I's dataplane's entries, a line
+#                                     each: "PROTO VIP PORT CLIENT CPORT
+#                                     BACKEND"; own: its workers' live ones
+#                                     (neither from-peer nor closing), peer:
+#                                     the synced table's (from-peer)
+#   cluster_syncd_ctl PREFIX I ARGS...
+#                                     maglbctl against node I's syncd (as
+#                                     --service and --sync-service): sync,
+#                                     sync verify, counters, reload, status
+#   cluster_syncd_counter PREFIX I SCOPE NAME
+#                                     one counter of node I's syncd
+#   cluster_sync_json PREFIX I        maglbctl --json sync of node I's syncd
+#   cluster_sync_value PREFIX I NAME  one value of its "node" object (synced,
+#                                     entries, dataplane_synced, ...); fails
+#                                     when syncd does not answer
+#   cluster_await_synced PREFIX I [TIMEOUT_S]
+#                                     until node I's syncd says synced: every
+#                                     group and its dataplane (default 30 s)
 #   cluster_cpg_pids PREFIX I         the pids of node I in CPG groups
 #   cluster_run PREFIX I CMD...       CMD in node I (its network namespace:
 #                                     enough for CPG and the dataplane's IPC)
@@ -182,12 +204,13 @@ cluster_route_to() {
 }
 
 # _cluster_forget_shm PID...: the files corosync processes PID... (gone by
-# now) left in /dev/shm: its blackbox and its IPC rings. A clean exit
-# removes them; SIGKILL does not.
+# now) left in /dev/shm: its blackbox and its IPC rings, and the folder of
+# each client connection (qb-PID-CLIENT-...). A clean exit removes them;
+# SIGKILL does not.
 _cluster_forget_shm() {
 	local pid
 	for pid in "$@"; do
-		rm -f /dev/shm/qb-corosync-"$pid"-* /dev/shm/qb-"$pid"-*
+		rm -rf /dev/shm/qb-corosync-"$pid"-* /dev/shm/qb-"$pid"-*
 	done
 }
 
@@ -349,6 +372,8 @@ cluster_corosync_kill9() {
 	_cluster_forget_shm "$pid"
 }
 
+cluster_ring_link() { ip -n "${1}sw" link set dev "k$2" "$3"; }
+
 # cluster_members PREFIX I: the members node I's corosync has joined (cmap's
 # runtime.members.*.status); fails when it does not answer.
 cluster_members() {
@@ -393,6 +418,13 @@ cluster_counter() {
 			'[.counters[] | select(.scope == $s and .name == $n) | .value] | add // 0'
 }
 
+cluster_flows() {
+	cluster_ctl "$1" "$2" --json flows | jq -r --arg which "$3" '.flows[] |
+		select(if $which == "peer" then (.flags | index("from-peer")) != null
+		       else (.flags | index("from-peer") == null and index("closing") == null) end) |
+		"\(.protocol) \(.vip) \(.vip_port) \(.client) \(.client_port) \(.backend)"'
+}
+
 _cluster_dp_up() { cluster_ctl "$1" "$2" status >/dev/null 2>&1; }
 
 cluster_dataplane_start() {
@@ -433,6 +465,34 @@ cluster_syncd_start() {
 
 cluster_syncd_stop() { _cluster_daemon_stop "$1" "syncd-n$2" TERM; }
 cluster_syncd_kill9() { _cluster_daemon_stop "$1" "syncd-n$2" KILL; }
+
+cluster_syncd_ctl() {
+	local p=$1 i=$2 service
+	shift 2
+	service=$(cluster_syncd_service "$p" "$i")
+	cluster_run "$p" "$i" "$MAGLB_BUILD/ctl/maglbctl" --service "$service" \
+		--sync-service "$service" "$@"
+}
+
+cluster_syncd_counter() {
+	cluster_syncd_ctl "$1" "$2" --json counters "$3" |
+		jq -r --arg s "$3" --arg n "$4" \
+			'[.counters[] | select(.scope == $s and .name == $n) | .value] | add // 0'
+}
+
+cluster_sync_json() { cluster_syncd_ctl "$1" "$2" --json sync; }
+
+cluster_sync_value() {
+	local out
+	out=$(cluster_sync_json "$1" "$2" 2>/dev/null) || return 1
+	jq -er --arg n "$3" '.node[$n]' <<<"$out"
+}
+
+_cluster_synced() { [ "$(cluster_sync_value "$1" "$2" synced)" = 1 ]; }
+
+cluster_await_synced() {
+	await_cond "${3:-30}" _cluster_synced "$1" "$2"
+}
 
 cluster_logs() {
 	local dir f
