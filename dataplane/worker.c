@@ -70,6 +70,10 @@ drop(struct worker *w, struct rte_mbuf *m, enum dp_drop why)
 	rte_pktmbuf_free(m);
 }
 
+static_assert(DP_EVENT_EXPORT_NEW + EXPORT_REFRESH == DP_EVENT_EXPORT_REFRESH &&
+	      DP_EVENT_EXPORT_NEW + EXPORT_CLOSE == DP_EVENT_EXPORT_CLOSE,
+	      "an export event's counter is DP_EVENT_EXPORT_NEW + the event");
+
 /* Export packet i's flow, entry e. The key comes from the packet's meta
  * (the same key, written long before), not from e, which an insert may
  * have just written. */
@@ -77,6 +81,7 @@ static inline void
 export(struct worker *w, struct burst *b, uint32_t i, const struct flowtab_entry *e,
        enum export_event event)
 {
+	w->counters.event[DP_EVENT_EXPORT_NEW + event]++;
 	if (!export_batch_put(&b->exp, &b->meta[i].key, e->backend,
 			      flowtab_timeout(w->flows, (enum flowtab_state)e->state),
 			      (uint8_t)event, e->state))   /* the ring is full: never wait */
@@ -408,18 +413,29 @@ forward(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i
 	queue_tx(w, b, m, dest);
 }
 
-/* A packet of a flow this worker carries (entry e, live, dest usable). */
+/* A packet of a flow this worker carries (entry e, live, dest usable);
+ * exported: the caller knows e is EXPORTED (a constant: the fast path's
+ * one flag test). */
 static inline __attribute__((always_inline)) void
-carry(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
-      struct flowtab_entry *e, uint32_t now_ms)
+carry_as(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
+	 struct flowtab_entry *e, uint32_t now_ms, bool exported)
 {
 	if (b->meta[i].kind != PKT_KIND_ICMP_ERROR) {
-		enum flowtab_export ev = flowtab_touch(w->flows, e, b->meta[i].tcp_flags, now_ms);
+		uint8_t flags = b->meta[i].tcp_flags;
+		enum flowtab_export ev = exported ? flowtab_touch_exported(w->flows, e, flags, now_ms)
+						  : flowtab_touch(w->flows, e, flags, now_ms);
 
 		if (ev != FLOWTAB_EXPORT_NONE)
 			export(w, b, i, e, (enum export_event)touch_event[ev]);
 	}
 	forward(w, b, st, i, e->backend);
+}
+
+static inline __attribute__((always_inline)) void
+carry(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
+      struct flowtab_entry *e, uint32_t now_ms)
+{
+	carry_as(w, b, st, i, e, now_ms, false);
 }
 
 /*
@@ -442,9 +458,11 @@ revalidate(struct worker *w, struct burst *b, const struct dp_state *st, uint32_
 		flows_add(w, e->backend, -1);
 		flows_add(w, (uint32_t)pick, 1);
 		e->backend = (uint32_t)pick;
-		export(w, b, i, e, EXPORT_NEW);    /* tell the peers */
+		if (e->flags & FLOWTAB_FLAG_EXPORTED)
+			export(w, b, i, e, EXPORT_NEW);    /* tell the peers */
 	}
 	e->user = st->vip_gen;
+	e->sync_after = st->vips[b->vip[i]].sync_after_packets;   /* a reload may change it */
 	carry(w, b, st, i, e, now_ms);
 }
 
@@ -485,8 +503,30 @@ on_synced(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t
 	carry(w, b, st, i, e, now_ms);
 }
 
-/* A packet of a flow no table knows: Maglev picks, the worker records. */
-static void
+/*
+ * A packet of a provisional entry e (Maglev's guess for a flow picked up
+ * mid-stream) whose flow a peer has: the peer's entry wins, and e becomes a
+ * synced entry, as on_synced() would have made it. Rare: out of line.
+ */
+static __attribute__((noinline)) void
+adopt(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
+      struct flowtab_entry *e, const struct synced_value *v, uint32_t now_ms)
+{
+	w->counters.event[DP_EVENT_SYNCED_HITS]++;
+	w->counters.event[DP_EVENT_PROVISIONAL_REPLACED]++;
+	w->dest_counters[v->dest][WORKER_DEST_SYNCED_HITS]++;
+	flows_add(w, e->backend, -1);
+	flows_add(w, v->dest, 1);
+	flowtab_adopt(w->flows, e, v->dest, now_ms);
+	e->user = st->vip_gen;
+	carry(w, b, st, i, e, now_ms);
+}
+
+/* A packet of a flow no table knows: Maglev picks, the worker records.
+ * Inline, as parse_burst() and on_misses() are in worker_burst(): left to
+ * the compiler, one of them went out of line and a new flow cost 2 % more
+ * instructions (dataplane-callgrind). */
+static inline __attribute__((always_inline)) void
 on_new(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
        uint64_t hash, uint32_t now_ms)
 {
@@ -519,11 +559,12 @@ on_new(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
 		w->counters.event[DP_EVENT_UNTRACKED]++;
 		w->dest_counters[pick][WORKER_DEST_UNTRACKED]++;
 	} else {
+		/* Not exported yet: flowtab_touch() says when it is worth it. */
 		flows_add(w, (uint32_t)pick, 1);
 		e->user = st->vip_gen;
+		e->sync_after = st->vips[b->vip[i]].sync_after_packets;
 		w->counters.event[DP_EVENT_NEW_FLOWS]++;
 		w->dest_counters[pick][WORKER_DEST_NEW]++;
-		export(w, b, i, e, EXPORT_NEW);
 	}
 	forward(w, b, st, i, (uint32_t)pick);
 }
@@ -587,8 +628,9 @@ for_this_port(const struct worker *w, const uint8_t *frame)
 	return (head & w->mac_mask) == w->mac;
 }
 
-/* Parse and classify; keep the IP packets for this port in b. */
-static void
+/* Parse and classify; keep the IP packets for this port in b. Inline (see
+ * on_new()). */
+static inline __attribute__((always_inline)) void
 parse_burst(struct worker *w, struct burst *b, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint64_t bytes = 0;     /* counted once: a counter in memory is a
@@ -687,8 +729,9 @@ count_kind(struct worker *w, const struct pkt_meta *meta)
 	w->counters.event[DP_EVENT_ICMP_ERRORS] += meta->kind == PKT_KIND_ICMP_ERROR;
 }
 
-/* Flows no live entry carries: the synced table, then Maglev. */
-static void
+/* Flows no live entry carries, and provisional entries: the synced table,
+ * then Maglev. Inline (see on_new()). */
+static inline __attribute__((always_inline)) void
 on_misses(struct worker *w, struct burst *b, const struct dp_state *st,
 	  const uint32_t *miss, uint32_t n_miss, uint32_t now_ms)
 {
@@ -721,7 +764,12 @@ on_misses(struct worker *w, struct burst *b, const struct dp_state *st,
 		if (b->entries[i] != NULL || (*word & bit)) {
 			e = b->entries[i] = flowtab_lookup(w->flows, b->keys[i]);
 			if (e != NULL && !flowtab_expired(w->flows, e, now_ms)) {
-				revalidate(w, b, st, i, e, now_ms);
+				/* a peer's entry beats a provisional guess */
+				if ((e->flags & FLOWTAB_FLAG_PROVISIONAL) && (hits >> j & 1) &&
+				    dest_usable(st, sv[j].dest, b->vip[i]))
+					adopt(w, b, st, i, e, &sv[j], now_ms);
+				else
+					revalidate(w, b, st, i, e, now_ms);
 				continue;
 			}
 		}
@@ -734,9 +782,25 @@ on_misses(struct worker *w, struct burst *b, const struct dp_state *st,
 }
 
 /*
+ * Whether the packet of entry e, not EXPORTED, is to look at the synced
+ * table: e is provisional (a peer's entry may have landed), at most once a
+ * millisecond, so that a fast flow's first seconds do not all take the slow
+ * path.
+ */
+static inline bool
+provisional_due(const struct flowtab_entry *e, uint32_t now_ms)
+{
+	return (e->flags & FLOWTAB_FLAG_PROVISIONAL) && e->last_ms != now_ms;
+}
+
+/*
  * The fast path takes a live entry checked against the VIPs in force (its
- * user field holds the state's vip_gen) whose backend is up or draining:
- * no VIP lookup. Everything else gets its VIP matched first.
+ * user field holds the state's vip_gen) whose backend is up or draining,
+ * unless it is provisional and due a synced lookup: no VIP lookup. An
+ * EXPORTED entry (every established flow's, in the end) costs one flag test
+ * more than before exports waited for the handshake; the others (a SYN's
+ * handshake, an entry short of sync_after packets, a provisional one) two.
+ * Everything else gets its VIP matched first.
  */
 static void
 worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts,
@@ -756,11 +820,18 @@ worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts
 
 		if (e != NULL && e->user == vip_gen && dest_carries(st, e->backend) &&
 		    !flowtab_expired(w->flows, e, now_ms)) {
-			count_kind(w, &b.meta[i]);
-			carry(w, &b, st, i, e, now_ms);
-		} else {
-			slow[n_slow++] = i;
+			if (likely(e->flags & FLOWTAB_FLAG_EXPORTED)) {
+				count_kind(w, &b.meta[i]);
+				carry_as(w, &b, st, i, e, now_ms, true);
+				continue;
+			}
+			if (!provisional_due(e, now_ms)) {
+				count_kind(w, &b.meta[i]);
+				carry(w, &b, st, i, e, now_ms);
+				continue;
+			}
 		}
+		slow[n_slow++] = i;
 	}
 	w->counters.event[DP_EVENT_FLOW_HITS] += b.n - n_slow;
 	n_slow = match_vips(w, &b, st, slow, n_slow);
@@ -769,10 +840,11 @@ worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts
 		struct flowtab_entry *e = b.entries[i];
 
 		count_kind(w, &b.meta[i]);
-		if (e != NULL && !flowtab_expired(w->flows, e, now_ms))
+		if (e != NULL && !flowtab_expired(w->flows, e, now_ms) &&
+		    !(e->flags & FLOWTAB_FLAG_PROVISIONAL))
 			revalidate(w, &b, st, i, e, now_ms);
 		else
-			miss[n_miss++] = i;
+			miss[n_miss++] = i;     /* provisional: with the misses */
 	}
 	on_misses(w, &b, st, miss, n_miss, now_ms);
 	transmit_burst(w, &b);

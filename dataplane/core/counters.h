@@ -60,6 +60,7 @@ enum dp_drop {
 	X(TX_MADE_LOST, "frames made here that the transmit queue refused") \
 	X(FLOW_HITS, "packets that hit the worker's flow table")	\
 	X(SYNCED_HITS, "packets that hit the table synced from peers")	\
+	X(PROVISIONAL_REPLACED, "provisional entries (Maglev's guess for a flow picked up mid-stream) replaced by a peer's entry") \
 	X(MAGLEV_PICKS, "new flows given a backend by Maglev")		\
 	X(NEW_FLOWS, "flows inserted into the worker's table")		\
 	X(UNTRACKED, "new flows over the insert rate or table full: Maglev only") \
@@ -67,6 +68,9 @@ enum dp_drop {
 	X(ICMP_ERRORS, "ICMP errors forwarded to a flow's backend")	\
 	X(TOO_BIG_SENT, "fragmentation-needed / packet-too-big replies sent") \
 	X(FRAGMENTED, "IPv4 packets without DF split to fit the MTU once encapsulated") \
+	X(EXPORT_NEW, "flow events for syncd: NEW, an entry now worth replicating") \
+	X(EXPORT_REFRESH, "flow events for syncd: REFRESH of an exported entry") \
+	X(EXPORT_CLOSE, "flow events for syncd: CLOSE of an exported entry") \
 	X(EXPORT_DROPPED, "flow events lost to a full export ring")	\
 	X(FLOWS_EXPIRED, "flow entries expired")
 

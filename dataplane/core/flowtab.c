@@ -720,8 +720,11 @@ flowtab_entry_start(struct flowtab *t, struct flowtab_entry *e, uint32_t backend
 	e->exported_ms = now_ms;
 	e->created_ms = now_ms;
 	e->packets = 1;
+	e->sync_after = 0;
 	e->state = (uint8_t)state;
-	e->flags = FLOWTAB_FLAG_LIVE;
+	/* made from anything but a SYN: perhaps a peer's flow (flowtab.h) */
+	e->flags = state == FLOWTAB_SYN ? FLOWTAB_FLAG_LIVE
+					: FLOWTAB_FLAG_LIVE | FLOWTAB_FLAG_PROVISIONAL;
 	e->user = 0;
 }
 
@@ -986,12 +989,47 @@ flowtab_insert_synced(struct flowtab *t, const struct flow_key *k, uint32_t back
 	e->last_ms = now_ms - (timeout - remaining_ms);
 	flowtab_due_lower(t, e, now_ms + remaining_ms);
 	e->packets = 0;
-	e->flags |= FLOWTAB_FLAG_SYNCED;
+	e->flags = FLOWTAB_FLAG_LIVE | FLOWTAB_FLAG_SYNCED | FLOWTAB_FLAG_EXPORTED;
 	t->stat[FLOWTAB_STAT_SYNCED]++;
 	return e;
 }
 
+void
+flowtab_adopt(struct flowtab *t, struct flowtab_entry *e, uint32_t backend, uint32_t now_ms)
+{
+	(void)t;
+	assert(e->flags & FLOWTAB_FLAG_PROVISIONAL);
+	e->backend = backend;
+	e->exported_ms = now_ms;
+	e->flags = FLOWTAB_FLAG_LIVE | FLOWTAB_FLAG_SYNCED | FLOWTAB_FLAG_EXPORTED;
+}
+
 /* ---- packets of known flows ---- */
+
+enum flowtab_export
+flowtab_touch_unexported(struct flowtab *t, struct flowtab_entry *e, uint8_t tcp_flags,
+			 uint32_t now_ms)
+{
+	e->last_ms = now_ms;
+	e->packets += e->packets != UINT16_MAX;
+	if ((e->flags & FLOWTAB_FLAG_PROVISIONAL) &&
+	    (int32_t)(now_ms - e->created_ms) >= (int32_t)FLOWTAB_PROVISIONAL_MS) {
+		e->flags &= (uint8_t)~FLOWTAB_FLAG_PROVISIONAL;   /* no peer claimed it */
+		t->stat[FLOWTAB_STAT_PROVISIONAL_KEPT]++;
+	}
+	switch (flowtab_step(t, e, tcp_flags, now_ms)) {
+	case FLOWTAB_STEP_SAME:             /* ESTABLISHED or UDP */
+	case FLOWTAB_STEP_ESTABLISHED:
+		break;
+	default:                            /* SYN, or closing: the peers never */
+		return FLOWTAB_EXPORT_NONE; /* heard of it, no CLOSE */
+	}
+	if ((e->flags & FLOWTAB_FLAG_PROVISIONAL) || e->packets < e->sync_after)
+		return FLOWTAB_EXPORT_NONE;
+	e->flags |= FLOWTAB_FLAG_EXPORTED;
+	e->exported_ms = now_ms;
+	return FLOWTAB_EXPORT_NEW;
+}
 
 /* ---- walk, status ---- */
 

@@ -102,12 +102,47 @@ enum {
  *   insert, TCP, FIN or RST .............. CLOSING
  *   insert, any other protocol ........... UDP (stays UDP)
  *   SYN         + packet without SYN ..... ESTABLISHED
- *   SYN or ESTABLISHED + FIN or RST ...... CLOSING, export CLOSE (once)
- *   CLOSING     + SYN without ACK/FIN/RST  SYN, export NEW (the client reuses
- *                                          the 5-tuple for a new connection)
+ *   SYN or ESTABLISHED + FIN or RST ...... CLOSING
+ *   CLOSING     + SYN without ACK/FIN/RST  SYN: a new connection (the client
+ *                                          reuses the 5-tuple), an entry made
+ *                                          from a SYN again, not exported
  *
  * CLOSING is the linger after FIN or RST: late packets still reach the same
  * backend until tcp_closing_ms of silence.
+ *
+ * What a packet asks the caller to export to syncd (flowtab_touch()), so
+ * that the peers hold the entries worth holding and no others:
+ *
+ *   NEW      once per connection, when the entry becomes worth replicating:
+ *            TCP once established (the client's first packet after its SYN,
+ *            never at the SYN: a flood of spoofed SYNs exports nothing), UDP
+ *            at its first packet; in both cases not while provisional
+ *            (below: a UDP entry always starts so), and not before the entry
+ *            has seen sync_after packets (the VIP's sync_after_packets). The
+ *            entry is then EXPORTED.
+ *   REFRESH  an EXPORTED entry live past refresh_ms since its last export
+ *            (and an imported SYN entry becoming established: the peers'
+ *            copy has the SYN state's short timeout).
+ *   CLOSE    an EXPORTED entry's first FIN or RST.
+ *
+ * The peers never heard of an entry that was not exported: it is neither
+ * refreshed nor closed (a SYN that a RST ends exports nothing). An insert
+ * exports nothing: no entry is worth replicating at its first packet (a SYN
+ * is not established; any other first packet makes a provisional entry).
+ *
+ * Provisional entries. An entry inserted in any state but SYN may be a
+ * peer's flow whose entry has not reached this node yet (a takeover, an
+ * ECMP reshuffle): TCP picked up mid-flow or at its FIN or RST, and every
+ * UDP flow, which has no handshake to tell its first packet from a packet
+ * of a flow a peer carried. Its backend is Maglev's guess. It is
+ * PROVISIONAL for FLOWTAB_PROVISIONAL_MS after its insert: the caller also
+ * looks its packets up in the synced table, where a peer's entry replaces
+ * the guess (flowtab_adopt()); it is not exported (its guess would reach
+ * the peers after the true entry, in CPG's agreed order, and overwrite it
+ * there). Its first packet past the window clears the flag (the entry is
+ * this node's: PROVISIONAL_KEPT) and may export it as NEW by the rule above.
+ * An entry made from a SYN here is never provisional: it is this node's
+ * connection, and a peer's entry never replaces it.
  */
 enum flowtab_state {
 	FLOWTAB_SYN = 0,
@@ -119,14 +154,26 @@ enum flowtab_state {
 
 extern const char *const flowtab_state_names[FLOWTAB_STATE_MAX];
 
-/* What a packet of a known flow asks the caller to export to syncd. */
+/* What a packet of a known flow asks the caller to export to syncd (see
+ * above). */
 enum flowtab_export {
 	FLOWTAB_EXPORT_NONE = 0,
-	FLOWTAB_EXPORT_REFRESH,   /* live past refresh_ms since the last export */
-	FLOWTAB_EXPORT_CLOSE,     /* the first FIN or RST */
-	FLOWTAB_EXPORT_NEW,       /* a new connection on a CLOSING entry */
+	FLOWTAB_EXPORT_REFRESH,   /* EXPORTED, live past refresh_ms since the last export */
+	FLOWTAB_EXPORT_CLOSE,     /* EXPORTED, the first FIN or RST */
+	FLOWTAB_EXPORT_NEW,       /* now worth replicating: EXPORTED from here on */
 	FLOWTAB_EXPORT_MAX
 };
+
+/*
+ * How long an entry inserted in any state but SYN stays provisional, ms: a
+ * peer's entry for its flow may replace it meanwhile. It covers the sync lag
+ * (syncd's batching and CPG's delivery, milliseconds) and a late resync
+ * after a takeover (the new active node's peers send their tables; the
+ * import of a held flow measured half a second behind its traffic), with
+ * room for TCP's retransmissions (200 ms, 600 ms, 1.4 s after a lost
+ * segment). Longer would delay the export of flows that are this node's.
+ */
+#define FLOWTAB_PROVISIONAL_MS 3000u
 
 extern const char *const flowtab_export_names[FLOWTAB_EXPORT_MAX];
 
@@ -156,7 +203,8 @@ extern const char *const flowtab_refuse_descriptions[FLOWTAB_REFUSE_MAX];
 	X(EVICTED, "expired entries replaced by an insert")		\
 	X(EXPIRED, "expired entries freed by flowtab_expire")		\
 	X(REMOVED, "entries removed by flowtab_remove")			\
-	X(MOVED, "entries moved to their other bucket to make room")
+	X(MOVED, "entries moved to their other bucket to make room")	\
+	X(PROVISIONAL_KEPT, "provisional entries past their window: Maglev's pick kept")
 
 enum flowtab_stat {
 #define FLOWTAB_STAT_ENUM(name, desc) FLOWTAB_STAT_##name,
@@ -170,22 +218,31 @@ extern const char *const flowtab_stat_descriptions[FLOWTAB_STAT_MAX];
 
 /* Bits of flowtab_entry.flags. */
 enum {
-	FLOWTAB_FLAG_LIVE = 0x01,     /* in use (set on every entry handed out) */
-	FLOWTAB_FLAG_SYNCED = 0x02,   /* imported by flowtab_insert_synced */
+	FLOWTAB_FLAG_LIVE = 0x01,        /* in use (set on every entry handed out) */
+	FLOWTAB_FLAG_SYNCED = 0x02,      /* a peer's: flowtab_insert_synced(),
+					  * flowtab_adopt() */
+	FLOWTAB_FLAG_EXPORTED = 0x04,    /* the peers hold it (NEW exported, or a
+					  * peer's): refreshed and closed */
+	FLOWTAB_FLAG_PROVISIONAL = 0x08, /* inserted in any state but SYN, under
+					  * FLOWTAB_PROVISIONAL_MS ago: a peer's
+					  * entry may replace it */
 };
 
 /*
  * One flow. The caller may read every field of an entry it got from a lookup
- * or an insert, and write backend and user; the table owns the rest (change
- * them through flowtab_touch(), flowtab_reuse() and flowtab_remove()).
+ * or an insert, and write backend, sync_after and user; the table owns the
+ * rest (change them through flowtab_touch(), flowtab_reuse(), flowtab_adopt()
+ * and flowtab_remove()).
  */
 struct flowtab_entry {
 	struct flow_key key;      /* 40 B */
 	uint32_t backend;         /* backend id, stable for the process */
 	uint32_t last_ms;         /* last packet (idle timeouts count from it) */
-	uint32_t exported_ms;     /* last NEW / REFRESH / synced import */
-	uint32_t created_ms;      /* insert, reuse or import */
-	uint32_t packets;         /* packets seen, the first included; saturates */
+	uint32_t exported_ms;     /* last NEW / REFRESH / synced import (EXPORTED) */
+	uint32_t created_ms;      /* insert, reuse, import, or a SYN's restart */
+	uint16_t packets;         /* packets seen, the first included; saturates */
+	uint16_t sync_after;      /* no NEW before packets reaches it (a VIP's
+				   * sync_after_packets); 0 on insert */
 	uint8_t state;            /* enum flowtab_state */
 	uint8_t flags;            /* FLOWTAB_FLAG_* */
 	uint16_t user;            /* the caller's; 0 on insert, never read here */
@@ -298,8 +355,9 @@ struct flowtab_entry *flowtab_lookup(struct flowtab *t, const struct flow_key *k
  * Insert a new flow for k (key bytes copied, pad included) with this backend.
  * k must not be in the table (the caller looked it up and missed). tcp_flags
  * (ignored unless k->proto is TCP) and k->proto set the state, see
- * enum flowtab_state; last_ms = exported_ms = created_ms = now_ms (the
- * caller exports the entry as NEW), packets = 1.
+ * enum flowtab_state; last_ms = exported_ms = created_ms = now_ms,
+ * packets = 1, sync_after = 0, flags LIVE, and PROVISIONAL unless the state
+ * is SYN. Nothing is exported yet (flowtab_touch() says when).
  *
  * Returns the entry, or NULL with *why (may be NULL) set to
  * FLOWTAB_REFUSE_RATE when the insert rate is exhausted, or
@@ -333,7 +391,8 @@ struct flowtab_entry *flowtab_reuse(struct flowtab *t, struct flowtab_entry *e,
  * an entry synced from a peer promoted into this worker's table), bypassing
  * the insert rate. k must not be in the table. The entry expires after
  * min(remaining_ms, the state's timeout) of silence (0: already expired);
- * exported_ms = now_ms, packets = 0, flags LIVE | SYNCED.
+ * exported_ms = now_ms, packets = 0, flags LIVE | SYNCED | EXPORTED (the
+ * peers hold it: this node refreshes and closes it).
  * Returns the entry, or NULL with *why = FULL.
  */
 struct flowtab_entry *flowtab_insert_synced(struct flowtab *t, const struct flow_key *k,
@@ -342,47 +401,87 @@ struct flowtab_entry *flowtab_insert_synced(struct flowtab *t, const struct flow
 					    enum flowtab_refuse *why);
 
 /*
- * A packet of the flow of e: last_ms = now_ms, packets + 1, state per
- * enum flowtab_state. Returns what to export: CLOSE on the first FIN or RST
- * (never twice: the entry is then CLOSING), NEW when a SYN restarts a
- * CLOSING entry, REFRESH when a SYN entry becomes ESTABLISHED (the peers'
- * copy, exported at the SYN, has the SYN state's short timeout), REFRESH
- * when the entry is not CLOSING, refresh_ms is not 0 and now_ms -
- * exported_ms >= refresh_ms, else NONE. Every export but NONE sets
- * exported_ms = now_ms.
+ * Import a peer's entry over e, a PROVISIONAL entry of the same flow (the
+ * caller found it in the synced table): its backend replaces Maglev's guess.
+ * flags LIVE | SYNCED | EXPORTED (as flowtab_insert_synced() sets them: the
+ * peers hold it, this node refreshes and closes it), exported_ms = now_ms;
+ * the state, times and packets stay (the flow is live here).
  */
-static inline enum flowtab_export
-flowtab_touch(struct flowtab *t, struct flowtab_entry *e, uint8_t tcp_flags, uint32_t now_ms)
+void flowtab_adopt(struct flowtab *t, struct flowtab_entry *e, uint32_t backend,
+		   uint32_t now_ms);
+
+/* What a packet did to an entry's state (flowtab_step()). */
+enum flowtab_step {
+	FLOWTAB_STEP_SAME = 0,      /* ESTABLISHED, UDP: no change */
+	FLOWTAB_STEP_SYN_AGAIN,     /* SYN: another SYN (retransmitted) */
+	FLOWTAB_STEP_ESTABLISHED,   /* SYN -> ESTABLISHED */
+	FLOWTAB_STEP_CLOSED,        /* SYN or ESTABLISHED -> CLOSING: FIN or RST */
+	FLOWTAB_STEP_LINGER,        /* CLOSING: a late packet, or a SYN that
+				     * restarted it as a new connection */
+};
+
+/*
+ * The state machine of enum flowtab_state, for flowtab_touch(): e's new
+ * state after a packet with tcp_flags. A SYN on a CLOSING entry (without
+ * ACK, FIN or RST: the client reuses the 5-tuple) restarts it as a new
+ * connection made from a SYN: SYN state, created_ms = now_ms, packets = 1,
+ * flags LIVE only (not provisional, not exported), the same backend.
+ */
+static inline enum flowtab_step
+flowtab_step(struct flowtab *t, struct flowtab_entry *e, uint8_t tcp_flags, uint32_t now_ms)
 {
 	const uint8_t end = FLOWTAB_TCP_FIN | FLOWTAB_TCP_RST;
+	uint8_t next;
 
-	e->last_ms = now_ms;
-	e->packets += e->packets != UINT32_MAX;
 	switch (e->state) {
 	case FLOWTAB_SYN:
 	case FLOWTAB_ESTABLISHED:
-		if (tcp_flags & end) {
-			e->state = FLOWTAB_CLOSING;
-			e->exported_ms = now_ms;
-			flowtab_due_lower(t, e, now_ms + flowtab_head(t)->timeout_ms[FLOWTAB_CLOSING]);
-			return FLOWTAB_EXPORT_CLOSE;
-		}
-		if (e->state == FLOWTAB_SYN && !(tcp_flags & FLOWTAB_TCP_SYN)) {
-			e->state = FLOWTAB_ESTABLISHED;
-			e->exported_ms = now_ms;
-			flowtab_due_lower(t, e,
-					  now_ms + flowtab_head(t)->timeout_ms[FLOWTAB_ESTABLISHED]);
-			return FLOWTAB_EXPORT_REFRESH;
-		}
-		break;
+		if (tcp_flags & end)
+			next = FLOWTAB_CLOSING;
+		else if (e->state == FLOWTAB_SYN && !(tcp_flags & FLOWTAB_TCP_SYN))
+			next = FLOWTAB_ESTABLISHED;
+		else
+			return e->state == FLOWTAB_SYN ? FLOWTAB_STEP_SYN_AGAIN : FLOWTAB_STEP_SAME;
+		e->state = next;
+		flowtab_due_lower(t, e, now_ms + flowtab_head(t)->timeout_ms[next]);
+		return next == FLOWTAB_CLOSING ? FLOWTAB_STEP_CLOSED : FLOWTAB_STEP_ESTABLISHED;
 	case FLOWTAB_CLOSING:
-		if ((tcp_flags & (end | FLOWTAB_TCP_SYN | FLOWTAB_TCP_ACK)) != FLOWTAB_TCP_SYN)
-			return FLOWTAB_EXPORT_NONE;
-		e->state = FLOWTAB_SYN;
-		e->exported_ms = e->created_ms = now_ms;
-		e->packets = 1;
-		flowtab_due_lower(t, e, now_ms + flowtab_head(t)->timeout_ms[FLOWTAB_SYN]);
-		return FLOWTAB_EXPORT_NEW;
+		if ((tcp_flags & (end | FLOWTAB_TCP_SYN | FLOWTAB_TCP_ACK)) == FLOWTAB_TCP_SYN) {
+			e->state = FLOWTAB_SYN;
+			e->created_ms = now_ms;
+			e->packets = 1;
+			e->flags = FLOWTAB_FLAG_LIVE;
+			flowtab_due_lower(t, e, now_ms + flowtab_head(t)->timeout_ms[FLOWTAB_SYN]);
+		}
+		return FLOWTAB_STEP_LINGER;
+	default:
+		return FLOWTAB_STEP_SAME;
+	}
+}
+
+/* flowtab_touch() of an entry not EXPORTED (the SYN's handshake, a
+ * provisional entry, one short of sync_after packets): out of line, off the
+ * path of established flows. */
+enum flowtab_export flowtab_touch_unexported(struct flowtab *t, struct flowtab_entry *e,
+					     uint8_t tcp_flags, uint32_t now_ms);
+
+/* flowtab_touch() of an entry the caller knows is EXPORTED (it tested the
+ * flag already): the packet path of established flows. */
+static inline enum flowtab_export
+flowtab_touch_exported(struct flowtab *t, struct flowtab_entry *e, uint8_t tcp_flags,
+		       uint32_t now_ms)
+{
+	e->last_ms = now_ms;
+	e->packets += e->packets != UINT16_MAX;
+	switch (flowtab_step(t, e, tcp_flags, now_ms)) {
+	case FLOWTAB_STEP_CLOSED:
+		e->exported_ms = now_ms;
+		return FLOWTAB_EXPORT_CLOSE;
+	case FLOWTAB_STEP_ESTABLISHED:
+		e->exported_ms = now_ms;        /* an import's SYN entry: the peers */
+		return FLOWTAB_EXPORT_REFRESH;  /* hold it with the SYN's timeout */
+	case FLOWTAB_STEP_LINGER:
+		return FLOWTAB_EXPORT_NONE;
 	default:
 		break;
 	}
@@ -391,6 +490,30 @@ flowtab_touch(struct flowtab *t, struct flowtab_entry *e, uint8_t tcp_flags, uin
 		return FLOWTAB_EXPORT_NONE;
 	e->exported_ms = now_ms;
 	return FLOWTAB_EXPORT_REFRESH;
+}
+
+/*
+ * A packet of the flow of e: last_ms = now_ms, packets + 1 (saturating),
+ * state per enum flowtab_state (flowtab_step()). Returns what to export
+ * (see the table above):
+ *   - an entry not EXPORTED: NEW once it is worth replicating (TCP
+ *     ESTABLISHED or UDP, not PROVISIONAL, packets >= sync_after; a
+ *     PROVISIONAL entry's first packet FLOWTAB_PROVISIONAL_MS or more after
+ *     its insert clears the flag), else NONE;
+ *   - an EXPORTED entry: CLOSE on the first FIN or RST (never twice: the
+ *     entry is then CLOSING), REFRESH when a SYN entry becomes ESTABLISHED,
+ *     REFRESH when the entry is not CLOSING, refresh_ms is not 0 and
+ *     now_ms - exported_ms >= refresh_ms, else NONE.
+ * Every export but NONE sets exported_ms = now_ms. For an EXPORTED entry the
+ * cost over the state machine is one predictable branch (none with
+ * flowtab_touch_exported()).
+ */
+static inline enum flowtab_export
+flowtab_touch(struct flowtab *t, struct flowtab_entry *e, uint8_t tcp_flags, uint32_t now_ms)
+{
+	if (__builtin_expect(!(e->flags & FLOWTAB_FLAG_EXPORTED), 0))
+		return flowtab_touch_unexported(t, e, tcp_flags, now_ms);
+	return flowtab_touch_exported(t, e, tcp_flags, now_ms);
 }
 
 /*

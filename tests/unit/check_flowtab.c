@@ -411,26 +411,36 @@ START_TEST(test_tcp_state_machine)
 	ck_assert_uint_eq(e->state, FLOWTAB_SYN);
 	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_SYN, 1), FLOWTAB_EXPORT_NONE);
 	ck_assert_uint_eq(e->state, FLOWTAB_SYN);      /* retransmitted SYN */
-	/* established: exported, so that peers' copies get its timeout; once */
-	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, 2), FLOWTAB_EXPORT_REFRESH);
+	/* established: now worth replicating, exported NEW; once */
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, 2), FLOWTAB_EXPORT_NEW);
 	ck_assert_uint_eq(e->state, FLOWTAB_ESTABLISHED);
 	ck_assert_uint_eq(e->exported_ms, 2);
+	ck_assert_uint_eq(e->flags, FLOWTAB_FLAG_LIVE | FLOWTAB_FLAG_EXPORTED);
 	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, 2), FLOWTAB_EXPORT_NONE);
 	ck_assert_uint_eq(e->packets, 4);
 	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_FIN | FLOWTAB_TCP_ACK, 3),
 			 FLOWTAB_EXPORT_CLOSE);
 	ck_assert_uint_eq(e->state, FLOWTAB_CLOSING);
 	ck_assert_uint_eq(e->last_ms, 3);
-	/* a new connection on the same 5-tuple during the linger */
-	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_SYN, 4), FLOWTAB_EXPORT_NEW);
+	/* a new connection on the same 5-tuple during the linger: made from a
+	 * SYN again, exported when established */
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_SYN, 4), FLOWTAB_EXPORT_NONE);
 	ck_assert_uint_eq(e->state, FLOWTAB_SYN);
 	ck_assert_uint_eq(e->created_ms, 4);
-	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_RST, 5), FLOWTAB_EXPORT_CLOSE);
+	ck_assert_uint_eq(e->packets, 1);
+	ck_assert_uint_eq(e->flags, FLOWTAB_FLAG_LIVE);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, 5), FLOWTAB_EXPORT_NEW);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_RST, 6), FLOWTAB_EXPORT_CLOSE);
+	ck_assert_uint_eq(e->state, FLOWTAB_CLOSING);
+	/* restarted again, and reset before it is established: nothing */
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_SYN, 7), FLOWTAB_EXPORT_NONE);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_RST, 8), FLOWTAB_EXPORT_NONE);
 	ck_assert_uint_eq(e->state, FLOWTAB_CLOSING);
 
 	k = key4(2, IPPROTO_TCP);                      /* picked up mid-flow */
 	e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_ACK, 0, NULL);
 	ck_assert_uint_eq(e->state, FLOWTAB_ESTABLISHED);
+	ck_assert_uint_eq(e->flags, FLOWTAB_FLAG_LIVE | FLOWTAB_FLAG_PROVISIONAL);
 	k = key4(3, IPPROTO_TCP);
 	e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_RST, 0, NULL);
 	ck_assert_uint_eq(e->state, FLOWTAB_CLOSING);
@@ -511,21 +521,23 @@ START_TEST(test_refresh_once_per_interval)
 		enum flowtab_export x = flowtab_touch(t, e, FLOWTAB_TCP_ACK, now);
 
 		ck_assert_int_ne(x, FLOWTAB_EXPORT_CLOSE);
+		if (now == 100)                        /* the first ACK: established */
+			ck_assert_int_eq(x, FLOWTAB_EXPORT_NEW);
 		if (x == FLOWTAB_EXPORT_REFRESH) {
-			/* the first ACK (established), then every REFRESH_MS */
+			/* every REFRESH_MS since the NEW */
 			ck_assert_uint_eq(now % REFRESH_MS, 100);
 			ck_assert_uint_eq(e->exported_ms, now);
 			refreshes++;
 		}
 	}
-	ck_assert_uint_eq(refreshes, 4);               /* at 0.1, 30.1, 60.1, 90.1 s */
+	ck_assert_uint_eq(refreshes, 3);               /* at 30.1, 60.1, 90.1 s */
 
 	p.refresh_ms = 0;
 	never = flowtab_create(&p);
 	ck_assert_ptr_nonnull(never);
 	e = flowtab_insert(never, &k, 1, FLOWTAB_TCP_SYN, 0, NULL);
-	/* no periodic refresh; the state change is still exported */
-	ck_assert_int_eq(flowtab_touch(never, e, FLOWTAB_TCP_ACK, 500), FLOWTAB_EXPORT_REFRESH);
+	/* no periodic refresh; the entry is still exported once established */
+	ck_assert_int_eq(flowtab_touch(never, e, FLOWTAB_TCP_ACK, 500), FLOWTAB_EXPORT_NEW);
 	for (uint32_t now = 1000; now <= 200000; now += 1000)
 		ck_assert_int_eq(flowtab_touch(never, e, FLOWTAB_TCP_ACK, now),
 				 FLOWTAB_EXPORT_NONE);
@@ -557,6 +569,262 @@ START_TEST(test_close_exported_once)
 	}
 	ck_assert_uint_eq(closes, 1);
 	ck_assert_uint_eq(e->state, FLOWTAB_CLOSING);
+	flowtab_destroy(t);
+}
+END_TEST
+
+/* The exports of a run of packets, counted by kind. */
+struct exports {
+	uint32_t n[FLOWTAB_EXPORT_MAX];
+};
+
+static enum flowtab_export
+touch_count(struct flowtab *t, struct flowtab_entry *e, uint8_t flags, uint32_t now,
+	    struct exports *x)
+{
+	enum flowtab_export ev = flowtab_touch(t, e, flags, now);
+
+	x->n[ev]++;
+	return ev;
+}
+
+/*
+ * What is worth replicating: a TCP entry once established, never at its
+ * SYN. A SYN alone, a flood of spoofed SYNs (retransmitted too), a SYN that
+ * a RST or FIN ends before it is established: nothing. A connection: one
+ * NEW (at the client's first packet after its SYN), then a CLOSE.
+ */
+START_TEST(test_export_established_only)
+{
+	enum { FLOOD = 1000 };
+	struct flowtab *t = table(4096);
+	struct exports x = { { 0 } };
+	struct flowtab_entry *e;
+	struct flow_key k;
+
+	for (uint32_t i = 0; i < FLOOD; i++) {         /* spoofed SYNs */
+		k = key4(i, IPPROTO_TCP);
+		e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_SYN, i, NULL);
+		ck_assert_ptr_nonnull(e);
+		ck_assert_uint_eq(e->flags, FLOWTAB_FLAG_LIVE);   /* not provisional */
+		/* retransmitted, within SYN_MS of each other, and past the
+		 * refresh interval: nothing to refresh either */
+		for (uint32_t r = 1; r <= 4; r++)
+			touch_count(t, e, FLOWTAB_TCP_SYN, i + r * 8000, &x);
+	}
+	ck_assert_uint_eq(4 * 8000, REFRESH_MS + 2000);
+	ck_assert_uint_eq(x.n[FLOWTAB_EXPORT_NONE], 4 * FLOOD);
+
+	/* SYN then RST, SYN then FIN: closed before established */
+	k = key4(FLOOD + 1, IPPROTO_TCP);
+	e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_SYN, 0, NULL);
+	ck_assert_int_eq(touch_count(t, e, FLOWTAB_TCP_RST, 1, &x), FLOWTAB_EXPORT_NONE);
+	ck_assert_uint_eq(e->state, FLOWTAB_CLOSING);
+	ck_assert_int_eq(touch_count(t, e, FLOWTAB_TCP_RST | FLOWTAB_TCP_ACK, 2, &x),
+			 FLOWTAB_EXPORT_NONE);
+	k = key4(FLOOD + 2, IPPROTO_TCP);
+	e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_SYN, 0, NULL);
+	ck_assert_int_eq(touch_count(t, e, FLOWTAB_TCP_FIN, 1, &x), FLOWTAB_EXPORT_NONE);
+	ck_assert_uint_eq(x.n[FLOWTAB_EXPORT_NONE], 4 * FLOOD + 3);
+
+	/* a connection: SYN, SYN again, ACK (NEW), data past two refresh
+	 * intervals (two REFRESHes), FIN (CLOSE), late packets (nothing) */
+	memset(&x, 0, sizeof(x));
+	k = key4(FLOOD + 3, IPPROTO_TCP);
+	e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_SYN, 0, NULL);
+	ck_assert_int_eq(touch_count(t, e, FLOWTAB_TCP_SYN, 1000, &x), FLOWTAB_EXPORT_NONE);
+	ck_assert_int_eq(touch_count(t, e, FLOWTAB_TCP_ACK, 1001, &x), FLOWTAB_EXPORT_NEW);
+	ck_assert(e->flags & FLOWTAB_FLAG_EXPORTED);
+	for (uint32_t now = 1100; now < 1001 + 2 * REFRESH_MS + 500; now += 100)
+		touch_count(t, e, FLOWTAB_TCP_ACK, now, &x);
+	ck_assert_int_eq(touch_count(t, e, FLOWTAB_TCP_FIN | FLOWTAB_TCP_ACK, 70000, &x),
+			 FLOWTAB_EXPORT_CLOSE);
+	touch_count(t, e, FLOWTAB_TCP_ACK, 70001, &x);
+	touch_count(t, e, FLOWTAB_TCP_FIN | FLOWTAB_TCP_ACK, 70002, &x);
+	ck_assert_uint_eq(x.n[FLOWTAB_EXPORT_NEW], 1);
+	ck_assert_uint_eq(x.n[FLOWTAB_EXPORT_REFRESH], 2);
+	ck_assert_uint_eq(x.n[FLOWTAB_EXPORT_CLOSE], 1);
+	ck_assert_uint_eq(flowtab_stats(t)[FLOWTAB_STAT_PROVISIONAL_KEPT], 0);
+	flowtab_destroy(t);
+}
+END_TEST
+
+/*
+ * sync_after: a VIP's sync_after_packets delays the NEW until the entry
+ * has seen that many packets (the first included), on top of the rule:
+ * 0, 1 and 2 change nothing for TCP (established takes two packets); N
+ * exports at packet N; a retransmitted SYN counts; an entry closed before
+ * packet N exports nothing, neither NEW nor CLOSE. UDP (past its
+ * provisional window) likewise. A count past 65535 saturates and still
+ * reaches the largest threshold.
+ */
+START_TEST(test_export_sync_after_packets)
+{
+	struct flowtab *t = table(1024);
+	struct flowtab_entry *e;
+	struct flow_key k;
+
+	for (uint16_t n = 0; n <= 2; n++) {
+		k = key4(n, IPPROTO_TCP);
+		e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_SYN, 0, NULL);
+		ck_assert_uint_eq(e->sync_after, 0);     /* the caller sets it */
+		e->sync_after = n;
+		ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, 1), FLOWTAB_EXPORT_NEW);
+	}
+	for (uint16_t n = 3; n <= 10; n++) {
+		k = key4(n, IPPROTO_TCP);
+		e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_SYN, 0, NULL);
+		e->sync_after = n;
+		ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_SYN, 1), FLOWTAB_EXPORT_NONE);
+		for (uint32_t p = 3; p < n; p++)
+			ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, p), FLOWTAB_EXPORT_NONE);
+		ck_assert_uint_eq(e->packets, n - 1);
+		ck_assert(!(e->flags & FLOWTAB_FLAG_EXPORTED));
+		ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, n), FLOWTAB_EXPORT_NEW);
+		ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, n + 1), FLOWTAB_EXPORT_NONE);
+		ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_FIN, n + 2), FLOWTAB_EXPORT_CLOSE);
+	}
+	/* established, closed at packet 4 of 5: the peers never hear of it */
+	k = key4(11, IPPROTO_TCP);
+	e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_SYN, 0, NULL);
+	e->sync_after = 5;
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, 1), FLOWTAB_EXPORT_NONE);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, 2), FLOWTAB_EXPORT_NONE);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_FIN, 3), FLOWTAB_EXPORT_NONE);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, 4), FLOWTAB_EXPORT_NONE);
+	ck_assert_uint_eq(e->state, FLOWTAB_CLOSING);
+
+	/* UDP, 4 packets: the first three inside its provisional window */
+	k = key4(12, IPPROTO_UDP);
+	e = flowtab_insert(t, &k, 1, 0, 0, NULL);
+	e->sync_after = 6;
+	ck_assert_int_eq(flowtab_touch(t, e, 0, 10), FLOWTAB_EXPORT_NONE);
+	ck_assert_int_eq(flowtab_touch(t, e, 0, 20), FLOWTAB_EXPORT_NONE);
+	ck_assert_int_eq(flowtab_touch(t, e, 0, FLOWTAB_PROVISIONAL_MS), FLOWTAB_EXPORT_NONE);
+	ck_assert(!(e->flags & FLOWTAB_FLAG_PROVISIONAL));
+	ck_assert_int_eq(flowtab_touch(t, e, 0, FLOWTAB_PROVISIONAL_MS + 1),
+			 FLOWTAB_EXPORT_NONE);
+	ck_assert_int_eq(flowtab_touch(t, e, 0, FLOWTAB_PROVISIONAL_MS + 2), FLOWTAB_EXPORT_NEW);
+	ck_assert_uint_eq(e->packets, 6);
+
+	/* the largest threshold: the count saturates there */
+	k = key4(13, IPPROTO_TCP);
+	e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_SYN, 0, NULL);
+	e->sync_after = UINT16_MAX;
+	for (uint32_t p = 2; p < UINT16_MAX; p++)
+		ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, 1), FLOWTAB_EXPORT_NONE);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, 1), FLOWTAB_EXPORT_NEW);
+	for (uint32_t p = 0; p < 10; p++)
+		flowtab_touch(t, e, FLOWTAB_TCP_ACK, 1);
+	ck_assert_uint_eq(e->packets, UINT16_MAX);
+	flowtab_destroy(t);
+}
+END_TEST
+
+/*
+ * Provisional entries: whatever is inserted but a SYN (TCP mid-flow, a FIN
+ * or RST first, UDP), reused likewise, is PROVISIONAL and exports nothing
+ * for FLOWTAB_PROVISIONAL_MS; its first packet past that clears the flag
+ * (PROVISIONAL_KEPT) and exports NEW if the entry is worth it. One closed
+ * meanwhile never exports. A SYN restarting a provisional CLOSING entry
+ * makes it this node's connection: not provisional.
+ */
+START_TEST(test_provisional_window)
+{
+	struct flowtab *t = table(1024);
+	struct flowtab_entry *e;
+	struct flow_key k;
+	const uint32_t t0 = 5000;
+
+	k = key4(1, IPPROTO_TCP);                      /* mid-flow */
+	e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_ACK, t0, NULL);
+	ck_assert_uint_eq(e->flags, FLOWTAB_FLAG_LIVE | FLOWTAB_FLAG_PROVISIONAL);
+	for (uint32_t now = t0; now < t0 + FLOWTAB_PROVISIONAL_MS; now += 100)
+		ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, now), FLOWTAB_EXPORT_NONE);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, t0 + FLOWTAB_PROVISIONAL_MS - 1),
+			 FLOWTAB_EXPORT_NONE);
+	ck_assert(e->flags & FLOWTAB_FLAG_PROVISIONAL);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, t0 + FLOWTAB_PROVISIONAL_MS),
+			 FLOWTAB_EXPORT_NEW);
+	ck_assert_uint_eq(e->flags, FLOWTAB_FLAG_LIVE | FLOWTAB_FLAG_EXPORTED);
+	ck_assert_uint_eq(e->exported_ms, t0 + FLOWTAB_PROVISIONAL_MS);
+	ck_assert_uint_eq(flowtab_stats(t)[FLOWTAB_STAT_PROVISIONAL_KEPT], 1);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_RST, t0 + 4000), FLOWTAB_EXPORT_CLOSE);
+
+	k = key4(2, IPPROTO_UDP);                      /* UDP: no handshake */
+	e = flowtab_insert(t, &k, 1, 0, t0, NULL);
+	ck_assert_uint_eq(e->flags, FLOWTAB_FLAG_LIVE | FLOWTAB_FLAG_PROVISIONAL);
+	ck_assert_int_eq(flowtab_touch(t, e, 0, t0 + 1), FLOWTAB_EXPORT_NONE);
+	ck_assert_int_eq(flowtab_touch(t, e, 0, t0 + FLOWTAB_PROVISIONAL_MS + 500),
+			 FLOWTAB_EXPORT_NEW);
+	ck_assert_int_eq(flowtab_touch(t, e, 0, t0 + FLOWTAB_PROVISIONAL_MS + 501),
+			 FLOWTAB_EXPORT_NONE);
+
+	k = key4(3, IPPROTO_TCP);                      /* closed while provisional */
+	e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_ACK, t0, NULL);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_FIN, t0 + 10), FLOWTAB_EXPORT_NONE);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, t0 + FLOWTAB_PROVISIONAL_MS),
+			 FLOWTAB_EXPORT_NONE);
+	ck_assert_uint_eq(e->flags, FLOWTAB_FLAG_LIVE);
+	k = key4(4, IPPROTO_TCP);                      /* a RST first */
+	e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_RST, t0, NULL);
+	ck_assert_uint_eq(e->flags, FLOWTAB_FLAG_LIVE | FLOWTAB_FLAG_PROVISIONAL);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, t0 + 2 * FLOWTAB_PROVISIONAL_MS),
+			 FLOWTAB_EXPORT_NONE);
+	/* ... then a new connection on its 5-tuple: this node's, from its SYN */
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_SYN, t0 + 7000), FLOWTAB_EXPORT_NONE);
+	ck_assert_uint_eq(e->flags, FLOWTAB_FLAG_LIVE);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, t0 + 7001), FLOWTAB_EXPORT_NEW);
+	k = key4(5, IPPROTO_TCP);                      /* restarted within the window */
+	e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_FIN | FLOWTAB_TCP_ACK, t0, NULL);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_SYN, t0 + 5), FLOWTAB_EXPORT_NONE);
+	ck_assert_uint_eq(e->flags, FLOWTAB_FLAG_LIVE);
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, t0 + 6), FLOWTAB_EXPORT_NEW);
+
+	/* an expired entry reused by a mid-flow packet: provisional too; by a
+	 * SYN: not */
+	ck_assert_ptr_eq(flowtab_reuse(t, e, 2, FLOWTAB_TCP_ACK, t0 + EST_MS + 10000, NULL), e);
+	ck_assert_uint_eq(e->flags, FLOWTAB_FLAG_LIVE | FLOWTAB_FLAG_PROVISIONAL);
+	ck_assert_ptr_eq(flowtab_reuse(t, e, 2, FLOWTAB_TCP_SYN, t0 + 2 * EST_MS, NULL), e);
+	ck_assert_uint_eq(e->flags, FLOWTAB_FLAG_LIVE);
+	ck_assert_uint_eq(flowtab_stats(t)[FLOWTAB_STAT_PROVISIONAL_KEPT], 4);
+	ck_assert(flowtab_audit(t));
+	flowtab_destroy(t);
+}
+END_TEST
+
+/*
+ * A peer's entry replaces a provisional one (flowtab_adopt()): its backend,
+ * flags as an import's (SYNCED, EXPORTED: refreshed and closed here, never
+ * exported NEW), the state and times kept.
+ */
+START_TEST(test_adopt)
+{
+	struct flowtab *t = table(1024);
+	struct flow_key k = key4(1, IPPROTO_TCP);
+	struct flowtab_entry *e = flowtab_insert(t, &k, 1, FLOWTAB_TCP_ACK, 1000, NULL);
+	struct exports x = { { 0 } };
+
+	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, 1200), FLOWTAB_EXPORT_NONE);
+	flowtab_adopt(t, e, 7, 1500);
+	ck_assert_uint_eq(e->backend, 7);
+	ck_assert_uint_eq(e->flags,
+			  FLOWTAB_FLAG_LIVE | FLOWTAB_FLAG_SYNCED | FLOWTAB_FLAG_EXPORTED);
+	ck_assert_uint_eq(e->state, FLOWTAB_ESTABLISHED);
+	ck_assert_uint_eq(e->created_ms, 1000);
+	ck_assert_uint_eq(e->last_ms, 1200);
+	ck_assert_uint_eq(e->exported_ms, 1500);
+	ck_assert_uint_eq(e->packets, 2);
+	ck_assert_ptr_eq(flowtab_lookup(t, &k), e);
+	/* the worker's fast path touches it as EXPORTED: the same answers */
+	for (uint32_t now = 1500; now < 1500 + REFRESH_MS + 1000; now += 100)
+		x.n[flowtab_touch_exported(t, e, FLOWTAB_TCP_ACK, now)]++;
+	touch_count(t, e, FLOWTAB_TCP_FIN, 40000, &x);
+	ck_assert_uint_eq(x.n[FLOWTAB_EXPORT_NEW], 0);
+	ck_assert_uint_eq(x.n[FLOWTAB_EXPORT_REFRESH], 1);
+	ck_assert_uint_eq(x.n[FLOWTAB_EXPORT_CLOSE], 1);
+	ck_assert_uint_eq(flowtab_stats(t)[FLOWTAB_STAT_PROVISIONAL_KEPT], 0);
+	ck_assert(flowtab_audit(t));
 	flowtab_destroy(t);
 }
 END_TEST
@@ -652,9 +920,10 @@ START_TEST(test_expire_due_times)
 	}
 	ck_assert_uint_eq(flowtab_expire(t, 1, N), 0);          /* due: EST_MS */
 	ck_assert(flowtab_audit(t));
-	/* FIN: CLOSING_MS from 10 */
+	/* FIN: CLOSING_MS from 10 (picked up mid-flow, never exported: no CLOSE) */
 	ck_assert_int_eq(flowtab_touch(t, flowtab_lookup(t, &k[3]), FLOWTAB_TCP_FIN, 10),
-			 FLOWTAB_EXPORT_CLOSE);
+			 FLOWTAB_EXPORT_NONE);
+	ck_assert_uint_eq(flowtab_lookup(t, &k[3])->state, FLOWTAB_CLOSING);
 	ck_assert(flowtab_audit(t));
 	ck_assert_uint_eq(flowtab_expire(t, 10 + CLOSING_MS - 1, N), 0);
 	/* in small steps that stop inside chunks, the audit between them */
@@ -863,7 +1132,7 @@ START_TEST(test_time_wraps)
 	ck_assert(!flowtab_expired(t, e, t0 + SYN_MS - 1));   /* wrapped: 5999 */
 	ck_assert(flowtab_expired(t, e, t0 + SYN_MS));
 	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, t0 + 1000),
-			 FLOWTAB_EXPORT_REFRESH);        /* established */
+			 FLOWTAB_EXPORT_NEW);            /* established */
 	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, t0 + 1000 + REFRESH_MS - 1),
 			 FLOWTAB_EXPORT_NONE);
 	ck_assert_int_eq(flowtab_touch(t, e, FLOWTAB_TCP_ACK, t0 + 1000 + REFRESH_MS),
@@ -921,7 +1190,8 @@ START_TEST(test_insert_synced)
 	ck_assert_ptr_nonnull(e);
 	ck_assert_ptr_eq(flowtab_lookup(t, &k), e);
 	ck_assert_uint_eq(e->state, FLOWTAB_ESTABLISHED);
-	ck_assert_uint_eq(e->flags, FLOWTAB_FLAG_LIVE | FLOWTAB_FLAG_SYNCED);
+	ck_assert_uint_eq(e->flags,
+			  FLOWTAB_FLAG_LIVE | FLOWTAB_FLAG_SYNCED | FLOWTAB_FLAG_EXPORTED);
 	ck_assert_uint_eq(e->exported_ms, 1000);
 	ck_assert_uint_eq(e->packets, 0);
 	ck_assert(!flowtab_expired(t, e, 1000 + 60000 - 1));
@@ -1098,6 +1368,10 @@ flowtab_suite(void)
 	tcase_add_test(tc, test_timeouts_per_state);
 	tcase_add_test(tc, test_refresh_once_per_interval);
 	tcase_add_test(tc, test_close_exported_once);
+	tcase_add_test(tc, test_export_established_only);
+	tcase_add_test(tc, test_export_sync_after_packets);
+	tcase_add_test(tc, test_provisional_window);
+	tcase_add_test(tc, test_adopt);
 	tcase_add_test(tc, test_insert_rate_limit);
 	tcase_add_test(tc, test_tune);
 	tcase_add_test(tc, test_expire_budget);
