@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # check_pcap: maglb-dataplane between two pcaps, through DPDK's net_pcap
 # (rx_pcap in, tx_pcap out): fragments, ICMP errors, too-big replies, IPv4
-# fragmentation, malformed frames, ARP and ND, martian sources, VLAN tags
-# and frames longer than an mbuf (tests/tools/pcapgen.c says frame by
-# frame).
+# fragmentation, malformed frames, ARP and ND, martian sources, VLAN tags,
+# frames longer than an mbuf, and what the workers export to syncd
+# (tests/tools/pcapgen.c says frame by frame).
 #
 #   check_pcap.sh [SCENARIO...]    default: frags4 frags6 icmp toobig
 #                                  malformed neigh neigh_after martian vlan jumbo
-#                                  mutated (identities only)
+#                                  mutated (identities only) export
 #
 # Per scenario: pcapgen writes the input pcap and the expectations; the
 # dataplane starts (no hugepages, its own EAL file prefix and IPC service)
@@ -24,11 +24,12 @@
 # RX, TX, FORWARDED, SLOW_PATH, TX_MADE (fragments past a split packet's
 # first, too-big replies, and the control thread's frames: ARP replies, NAs,
 # solicitations), too-big replies, new flows, fragments, packets fragmented,
-# ICMP errors, and the control thread's outcome of every ARP and ND frame
-# and its answers; every backend's next-hop MAC (maglbctl backends) must be
-# its gateway's (configured, or learnt from the valid answer and never from
-# a refused frame) or, on an l2 VIP, its own; SIGTERM must stop it with
-# status 0; pcapcheck then checks the output pcap against the input.
+# ICMP errors, the flow events exported to syncd (export), and the control
+# thread's outcome of every ARP and ND frame and its answers; every
+# backend's next-hop MAC (maglbctl backends) must be its gateway's
+# (configured, or learnt from the valid answer and never from a refused
+# frame) or, on an l2 VIP, its own; SIGTERM must stop it with status 0;
+# pcapcheck then checks the output pcap against the input.
 #
 # Needs jq and the binaries: MAGLB_BUILD (default build/ of this checkout)
 # for maglb-dataplane and maglbctl, LBTOOLS (default MAGLB_BUILD/tests/tools)
@@ -149,7 +150,11 @@ vips = (
                  { address = "198.18.2.13"; }, { address = "198.18.2.14"; } ); },
   { name = "tcp6"; address = "2001:db8:1::1"; port = 80; protocol = "tcp"; encap = "gre";
     backends = ( { address = "2001:db8:2::11"; }, { address = "2001:db8:2::12"; },
-                 { address = "2001:db8:2::13"; }, { address = "2001:db8:2::14"; } ); }
+                 { address = "2001:db8:2::13"; }, { address = "2001:db8:2::14"; } ); },
+  { name = "tcp4after"; address = "198.18.1.4"; port = 80; protocol = "tcp"; encap = "gre";
+    sync_after_packets = 4;
+    backends = ( { address = "198.18.2.11"; }, { address = "198.18.2.12"; },
+                 { address = "198.18.2.13"; }, { address = "198.18.2.14"; } ); }
 );
 CONF
 }
@@ -447,7 +452,8 @@ scenario() {
 
 passed=0
 failed=0
-[ $# -gt 0 ] || set -- frags4 frags6 icmp toobig malformed neigh neigh_after martian vlan jumbo mutated
+[ $# -gt 0 ] || set -- frags4 frags6 icmp toobig malformed neigh neigh_after martian vlan jumbo mutated \
+	export
 SCENARIOS=("$@")
 for s in "${SCENARIOS[@]}"; do
 	if scenario "$s"; then

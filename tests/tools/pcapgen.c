@@ -52,6 +52,16 @@
  *              IPv6: a reply; IPv4 without DF: dropped CHAINED), whole to
  *              l2 VIPs (no MTU there), an IPv6 packet whose extension
  *              header runs past the first segment (dropped CHAINED)
+ *   export     what the workers export to syncd (counted: EXPORT_NEW,
+ *              EXPORT_REFRESH, EXPORT_CLOSE): a flood of spoofed SYNs, each
+ *              sent twice (nothing); connections (SYN, ACK, data, FIN: a NEW
+ *              once established, a CLOSE); SYNs reset before an ACK
+ *              (nothing); connections whose client reuses the 5-tuple after
+ *              a FIN (each connection a NEW and a CLOSE); TCP picked up
+ *              mid-flow and UDP (provisional for 3 s, the whole run:
+ *              nothing, not even a CLOSE); to a VIP with sync_after_packets
+ *              4, connections of 5 packets (a NEW at the 4th) and of 3
+ *              (nothing)
  *
  * Every frame goes from ROUTER_MAC to the dataplane's port (ARP and ND
  * frames: from their sender, to broadcast or multicast as the case may be):
@@ -132,7 +142,9 @@ enum {
 	EXT_ROUTING = 43,
 	EXT_FRAGMENT = 44,
 	EXT_DEST = 60,
+	TCP_FIN = 0x01,
 	TCP_SYN = 0x02,
+	TCP_RST = 0x04,
 	TCP_PSH = 0x08,
 	TCP_ACK = 0x10,
 	KEYS_MAX = 1024,
@@ -169,6 +181,9 @@ static const char *const vip_plan[] = {
 	"tcp4 198.18.1.1 tcp 80 gre 5tuple 198.18.2.11 198.18.2.12 198.18.2.13 198.18.2.14",
 	"tcp6 2001:db8:1::1 tcp 80 gre 5tuple 2001:db8:2::11 2001:db8:2::12 "
 	"2001:db8:2::13 2001:db8:2::14",
+	/* sync_after_packets = 4 in check_pcap.sh's config */
+	"tcp4after 198.18.1.4 tcp 80 gre 5tuple 198.18.2.11 198.18.2.12 198.18.2.13 "
+	"198.18.2.14",
 };
 
 struct addr {
@@ -1906,6 +1921,124 @@ scenario_mutated(struct gen *g)
 	scenario_jumbo(g);
 }
 
+/* ----------------------------------------------------------- export */
+
+enum {
+	EXPORT_FLOOD = 64,          /* spoofed SYNs */
+	EXPORT_CONNS = 8,           /* of each kind below */
+	EXPORT_AFTER = 4,           /* tcp4after's sync_after_packets */
+};
+
+/* Flow n of a kind (a client block of its own) to vip4:vport, or with v6
+ * to 2001:db8:1::1:vport. */
+static struct flow
+export_flow(unsigned kind, unsigned n, bool v6, const char *vip4, uint16_t vport)
+{
+	char client[64];
+
+	snprintf(client, sizeof(client), v6 ? "2001:db8:%x::%x" : "198.18.%u.%u", 10 + kind,
+		 1 + n);
+	return (struct flow){ .client = addr_of(client),
+			      .vip = addr_of(v6 ? "2001:db8:1::1" : vip4),
+			      .cport = (uint16_t)(40000 + 13 * n + kind), .vport = vport };
+}
+
+/* Segment k of a flow: its own IP ID and TCP sequence. */
+static void
+export_tcp(struct gen *g, const struct flow *f, uint8_t flags, size_t data_len,
+	   uint32_t seed, const char *desc)
+{
+	struct ipopt o = { .df = true, .id = (uint16_t)(g->n + 1) };
+
+	emit_tcp(g, f, flags, data_len, seed, &o, FATE_FWD, NULL, desc);
+}
+
+/*
+ * The whole replay takes milliseconds: no refresh interval (60 s) passes,
+ * and no provisional entry (3 s) grows up. Each kind in IPv4 to tcp4 and
+ * IPv6 to tcp6 (half of EXPORT_CONNS each), except the flood (IPv4) and
+ * tcp4after (IPv4).
+ */
+static void
+scenario_export(struct gen *g)
+{
+	unsigned new = 0, close = 0;
+
+	for (unsigned i = 0; i < EXPORT_FLOOD; i++) {
+		struct flow f = export_flow(0, i, false, "198.18.1.1", 80);
+
+		export_tcp(g, &f, TCP_SYN, 0, 1000 + i, "spoofed SYN: exports nothing");
+	}
+	for (unsigned i = 0; i < EXPORT_FLOOD; i++) {
+		struct flow f = export_flow(0, i, false, "198.18.1.1", 80);
+
+		export_tcp(g, &f, TCP_SYN, 0, 1000 + i, "the spoofed SYN again: nothing");
+	}
+	for (unsigned i = 0; i < EXPORT_CONNS; i++) {
+		struct flow f = export_flow(1, i, i % 2, "198.18.1.1", 80);
+
+		export_tcp(g, &f, TCP_SYN, 0, 2000 + i, "connection: SYN");
+		export_tcp(g, &f, TCP_ACK, 0, 2000 + i, "connection: ACK, established: NEW");
+		export_tcp(g, &f, TCP_ACK | TCP_PSH, 200, 2000 + i, "connection: data");
+		export_tcp(g, &f, TCP_ACK | TCP_FIN, 0, 2000 + i, "connection: FIN: CLOSE");
+		export_tcp(g, &f, TCP_ACK, 0, 2001 + i, "connection: last ACK: nothing");
+		new++, close++;
+	}
+	for (unsigned i = 0; i < EXPORT_CONNS; i++) {
+		struct flow f = export_flow(2, i, i % 2, "198.18.1.1", 80);
+
+		export_tcp(g, &f, TCP_SYN, 0, 3000 + i, "SYN");
+		export_tcp(g, &f, TCP_RST | TCP_ACK, 0, 3000 + i,
+			   "RST before established: nothing");
+	}
+	for (unsigned i = 0; i < EXPORT_CONNS; i++) {
+		struct flow f = export_flow(3, i, i % 2, "198.18.1.1", 80);
+
+		export_tcp(g, &f, TCP_SYN, 0, 4000 + i, "reused 5-tuple: SYN");
+		export_tcp(g, &f, TCP_ACK, 0, 4000 + i, "ACK: NEW");
+		export_tcp(g, &f, TCP_ACK | TCP_FIN, 0, 4000 + i, "FIN: CLOSE");
+		export_tcp(g, &f, TCP_SYN, 0, 5000 + i, "SYN again: a new connection, nothing");
+		export_tcp(g, &f, TCP_ACK | TCP_PSH, 100, 5000 + i, "its ACK: NEW");
+		export_tcp(g, &f, TCP_RST, 0, 5000 + i, "RST: CLOSE");
+		new += 2, close += 2;
+	}
+	for (unsigned i = 0; i < EXPORT_CONNS; i++) {
+		struct flow f = export_flow(4, i, i % 2, "198.18.1.1", 80);
+
+		export_tcp(g, &f, TCP_ACK | TCP_PSH, 300, 6000 + i,
+			   "mid-flow: a provisional entry, nothing");
+		export_tcp(g, &f, TCP_ACK, 0, 6000 + i, "mid-flow, provisional: nothing");
+		export_tcp(g, &f, TCP_ACK | TCP_FIN, 0, 6000 + i, "mid-flow FIN: nothing");
+	}
+	for (unsigned i = 0; i < EXPORT_CONNS; i++) {
+		struct flow f = export_flow(5, i, i % 2, "198.18.1.1", 53);
+		struct ipopt o = { .df = true };
+
+		for (unsigned k = 0; k < 3; k++) {
+			o.id = (uint16_t)(g->n + 1);
+			emit_udp(g, &f.client, f.cport, &f.vip, f.vport, 40, 7000 + 100 * k + i, &o,
+				 "UDP: provisional, nothing");
+		}
+	}
+	for (unsigned i = 0; i < EXPORT_CONNS; i++) {
+		struct flow f = export_flow(6, i, false, "198.18.1.4", 80);
+		unsigned last = i % 2 ? EXPORT_AFTER - 1 : EXPORT_AFTER + 1;
+
+		export_tcp(g, &f, TCP_SYN, 0, 8000 + i, "sync_after_packets 4: SYN");
+		for (unsigned k = 2; k < last; k++)
+			export_tcp(g, &f, TCP_ACK | TCP_PSH, 50, 8000 + i,
+				   k == EXPORT_AFTER ? "packet 4: NEW" : "established: nothing yet");
+		export_tcp(g, &f, TCP_ACK | TCP_FIN, 0, 8000 + i,
+			   last > EXPORT_AFTER ? "FIN: CLOSE" : "FIN at packet 3: nothing");
+		new += last > EXPORT_AFTER, close += last > EXPORT_AFTER;
+	}
+	expect_line("counter EXPORT_NEW %u", new);
+	expect_line("counter EXPORT_REFRESH 0");
+	expect_line("counter EXPORT_CLOSE %u", close);
+	expect_line("counter PROVISIONAL_REPLACED 0");
+	expect_line("counter SYNCED_HITS 0");
+}
+
 /* --------------------------------------------------------------- main */
 
 static const struct {
@@ -1925,6 +2058,7 @@ static const struct {
 	{ "vlan", scenario_vlan, VLAN_ID, false },
 	{ "jumbo", scenario_jumbo, 0, false },
 	{ "mutated", scenario_mutated, 0, false },
+	{ "export", scenario_export, 0, false },
 };
 
 static int
@@ -1932,7 +2066,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: pcapgen [--dst-mac MAC] SCENARIO OUT.pcap > EXPECT\n"
 		"scenarios: frags4 frags6 icmp toobig malformed neigh neigh_after "
-		"martian vlan jumbo\n");
+		"martian vlan jumbo mutated export\n");
 	return 2;
 }
 
