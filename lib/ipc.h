@@ -25,9 +25,9 @@
  * wire bytes, a response or an event IPC_MSG_MAX - 24. Each connection maps
  * three rings (about 3 MiB of /dev/shm). What fits in one response, at the
  * encoder's worst case (proto/README.md):
- *   - a dump page or a flow batch: (IPC_MSG_MAX - 24 - 64) / 74 = 14168
+ *   - a dump page or a flow batch: (IPC_MSG_MAX - 24 - 64) / 80 = 13106
  *     entries of any family (IPC_FLOWS_PER_MSG_MAX, rounded down to 8192
- *     for margin), 27591 IPv4 ones with IPv4 backends;
+ *     for margin), 23830 IPv4 ones with IPv4 backends;
  *   - a counter list: about 7000 counters with 63-character scope and
  *     name, more than 20000 with typical names ("worker0", "rx_packets").
  * A response that does not fit is replaced by WIRE_CTL_ERROR EMSGSIZE and

@@ -161,6 +161,7 @@ void wire_flow_from_pb(const Maglb__Sync__Flow *pb, struct wire_flow *f)
 	f->backend_family = wire_addr_family(pb->backend.len);
 	f->lifetime_ms = pb->lifetime_ms;
 	f->flags = pb->flags & WIRE_FLOW_FLAGS_ALL;
+	f->origin = pb->origin;
 	wire_addr_copy(f->vip, &pb->vip);
 	wire_addr_copy(f->client, &pb->client);
 	wire_addr_copy(f->backend, &pb->backend);
@@ -177,6 +178,7 @@ void wire_flow_to_pb(const struct wire_flow *f, Maglb__Sync__Flow *pb)
 	pb->backend = wire_addr_to_pb(f->backend_family, f->backend);
 	pb->lifetime_ms = f->lifetime_ms;
 	pb->flags = f->flags & WIRE_FLOW_FLAGS_ALL;
+	pb->origin = f->origin;
 }
 
 bool wire_flow_is_valid(const struct wire_flow *f)

@@ -55,8 +55,10 @@ struct wire_flow {
 	uint16_t vip_port;          /* host order */
 	uint16_t client_port;       /* host order */
 	uint8_t backend_family;     /* AF_INET or AF_INET6; 0: no backend */
+	uint8_t flags;              /* WIRE_FLOW_* bits */
 	uint32_t lifetime_ms;       /* remaining idle lifetime */
-	uint32_t flags;             /* WIRE_FLOW_* bits */
+	uint32_t origin;            /* node that wrote it last (a resync says;
+				     * in a live batch, the sender); 0 unset */
 	uint8_t vip[WIRE_ADDR_MAX];
 	uint8_t client[WIRE_ADDR_MAX];
 	uint8_t backend[WIRE_ADDR_MAX];
@@ -72,8 +74,8 @@ struct wire_flow {
  * A flag bit past bit 6 would add a byte to both maxima.
  */
 enum {
-	WIRE_FLOW_ENCODED_MAX = 74,
-	WIRE_FLOW_ENCODED_MAX_V4 = 38,
+	WIRE_FLOW_ENCODED_MAX = 80,
+	WIRE_FLOW_ENCODED_MAX_V4 = 44,
 	WIRE_FLOW_ENCODED_MIN = 22,
 };
 

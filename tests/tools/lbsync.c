@@ -476,7 +476,7 @@ static int parse_port(const char *text, uint16_t *port)
 	return 0;
 }
 
-static int parse_flags(char *text, uint32_t *flags)
+static int parse_flags(char *text, uint8_t *flags)
 {
 	char *save = NULL;
 

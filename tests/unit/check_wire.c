@@ -114,6 +114,7 @@ static void flow_max(struct wire_flow *f, uint8_t family, uint8_t backend_family
 	f->vip_port = f->client_port = UINT16_MAX;
 	f->lifetime_ms = UINT32_MAX;
 	f->flags = WIRE_FLOW_FLAGS_ALL;
+	f->origin = UINT32_MAX;
 	if (family == AF_INET) {
 		memset(f->vip + 4, 0, 12);
 		memset(f->client + 4, 0, 12);
@@ -131,6 +132,7 @@ static void flow_assert_eq(const struct wire_flow *a, const struct wire_flow *b)
 	ck_assert_uint_eq(a->backend_family, b->backend_family);
 	ck_assert_uint_eq(a->lifetime_ms, b->lifetime_ms);
 	ck_assert_uint_eq(a->flags, b->flags);
+	ck_assert_uint_eq(a->origin, b->origin);
 	ck_assert_mem_eq(a->vip, b->vip, WIRE_ADDR_MAX);
 	ck_assert_mem_eq(a->client, b->client, WIRE_ADDR_MAX);
 	ck_assert_mem_eq(a->backend, b->backend, WIRE_ADDR_MAX);
