@@ -173,7 +173,8 @@ cache_to_wire(const struct cache *c, const struct cache_key *k, const struct cac
 
 	catalog_flow(c->cat, k->vip, k->vip_port, k->client, k->client_port, v->backend, f);
 	f->lifetime_ms = left > 0 ? (uint32_t)left : 0;
-	f->flags = v->flags;
+	f->flags = v->flags & WIRE_FLOW_FLAGS_ALL;
+	f->origin = 0;          /* the resync sets it, live batches need not */
 }
 
 /* The slot index of k, and the link that points at it (for unlinking). */
@@ -263,7 +264,7 @@ cache_upsert(struct cache *c, const struct cache_key *k, const struct cache_valu
 		if (s->backend == v->backend && s->origin == v->origin) {
 			/* the same entry again (a refresh, our own message coming
 			 * back): its digest and counts stand */
-			s->flags = v->flags;
+			s->flags = v->flags | (s->flags & CACHE_FLAG_SEEN);
 			s->expires_ms = v->expires_ms;
 			return fresh;
 		}
@@ -283,7 +284,7 @@ cache_upsert(struct cache *c, const struct cache_key *k, const struct cache_valu
 		c->count++;
 	}
 	s->backend = v->backend;
-	s->flags = v->flags;
+	s->flags = v->flags | (fresh ? 0 : s->flags & CACHE_FLAG_SEEN);
 	s->expires_ms = v->expires_ms;
 	s->origin = v->origin;
 	account(c, s, 1);
@@ -303,6 +304,28 @@ unlink_slot(struct cache *c, uint32_t i, uint32_t *link)
 	s->next = c->free_list;
 	c->free_list = i;
 	c->count--;
+}
+
+bool
+cache_mark_seen(struct cache *c, const struct cache_key *k)
+{
+	uint32_t i = find(c, k, NULL);
+
+	if (i == SLOT_NONE)
+		return false;
+	slot_at(c, i)->flags |= CACHE_FLAG_SEEN;
+	return true;
+}
+
+void
+cache_unmark_own(struct cache *c)
+{
+	for (uint32_t i = 0; i < c->n_slots; i++) {
+		struct slot *s = slot_at(c, i);
+
+		if (s->used && s->origin == c->self)
+			s->flags &= (uint8_t)~CACHE_FLAG_SEEN;
+	}
 }
 
 bool

@@ -41,9 +41,18 @@ struct cache_key {
 	uint16_t pad;                   /* 0: keys compare with memcmp */
 };
 
+/*
+ * A flag of the cache's own, beside the WIRE_FLOW_* bits: the entry was
+ * seen in the dataplane (or made by it) since the last reconciliation
+ * began. An upsert keeps it; the wire never carries it.
+ */
+enum {
+	CACHE_FLAG_SEEN = 1u << 7,
+};
+
 struct cache_value {
 	uint16_t backend;               /* index into the VIP's backends */
-	uint8_t flags;                  /* WIRE_FLOW_* */
+	uint8_t flags;                  /* WIRE_FLOW_* and CACHE_FLAG_SEEN */
 	uint32_t expires_ms;
 	uint32_t origin;                /* node that wrote it last */
 };
@@ -84,6 +93,12 @@ void cache_to_wire(const struct cache *c, const struct cache_key *k,
  */
 int cache_upsert(struct cache *c, const struct cache_key *k, const struct cache_value *v,
 		 uint32_t now_ms);
+
+/* Set CACHE_FLAG_SEEN on the entry of k: whether there is one. */
+bool cache_mark_seen(struct cache *c, const struct cache_key *k);
+
+/* Clear CACHE_FLAG_SEEN on every entry whose origin is this node. */
+void cache_unmark_own(struct cache *c);
 
 /* Remove the entry of k: true if there was one (live or not). */
 bool cache_remove(struct cache *c, const struct cache_key *k);

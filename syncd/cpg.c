@@ -95,12 +95,14 @@ on_confchg(cpg_handle_t h, const struct cpg_name *name,
 	size_t n = 0;
 	bool self_in = false;
 
+	bool merged = false;
+
 	(void)left;
 	(void)n_left;
-	(void)joined;
-	(void)n_joined;
 	if (g == NULL || !same_name(name, &g->name))
 		return;
+	for (size_t i = 0; i < n_joined; i++)
+		merged |= joined[i].reason == CPG_REASON_NODEUP;
 	for (size_t i = 0; i < n_members; i++) {
 		bool seen = false;
 
@@ -115,7 +117,7 @@ on_confchg(cpg_handle_t h, const struct cpg_name *name,
 		qb_log(LOG_INFO, "cpg %s: %s, %zu member node(s)", g->name.value,
 		       self_in ? "joined" : "left", n);
 	g->member = self_in;
-	g->link->ops.members(g->link->arg, g->index, ids, n, self_in);
+	g->link->ops.members(g->link->arg, g->index, ids, n, self_in, merged);
 }
 
 static void
@@ -131,7 +133,7 @@ lost(struct cpg_group *g, const char *why)
 	cpg_finalize(g->handle);
 	if (g->member) {
 		g->member = false;
-		g->link->ops.members(g->link->arg, g->index, NULL, 0, false);
+		g->link->ops.members(g->link->arg, g->index, NULL, 0, false, false);
 	}
 	g->backoff_ms = BACKOFF_MIN_MS;
 	schedule(g, g->backoff_ms);

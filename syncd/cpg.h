@@ -24,9 +24,12 @@
 struct syncd_cpg_ops {
 	void (*deliver)(void *arg, uint16_t group, uint32_t sender, const void *msg,
 			size_t len);
-	/* members: node ids; self_in false when the group was lost */
+	/*
+	 * members: node ids; self_in false when the group was lost; merged:
+	 * a node came back from another partition (CPG_REASON_NODEUP)
+	 */
 	void (*members)(void *arg, uint16_t group, const uint32_t *members, size_t n,
-			bool self_in);
+			bool self_in, bool merged);
 };
 
 /* Counters of the link: X(ENUM, name, description). */

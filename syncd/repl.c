@@ -101,6 +101,7 @@ struct group {
 	uint32_t donor, epoch, resync_start_ms;
 	bool request_pending, begun;
 	uint64_t resync_got;
+	uint64_t import_barrier;        /* the last import of the last resync */
 	/* outgoing */
 	struct batch out[KINDS];
 	struct keyset later[KINDS];     /* REFRESH and CLOSE: flows pending */
@@ -146,6 +147,7 @@ struct repl {
 	uint64_t i_entries;             /* queued, sent or not */
 	uint64_t next_token;
 	bool dp_up, dp_walking, dp_synced;
+	bool reconciling, want_reconcile;
 	uint32_t dp_cursor;
 	uint64_t dp_last_token;         /* of the full import's last batch */
 	uint64_t node[REPL_NODE_COUNTER_MAX];
@@ -554,6 +556,8 @@ repl_on_export(struct repl *r, const struct wire_ctl_flows *fl, uint32_t now_ms,
 			continue;
 		}
 		gi = group_of_vip(r, key.vip);
+		if (r->reconciling)
+			v.flags |= CACHE_FLAG_SEEN;
 		if (k == KIND_CLOSE)
 			cache_remove(r->cache, &key);
 		else if (cache_upsert(r->cache, &key, &v, now_ms) < 0)
@@ -561,6 +565,14 @@ repl_on_export(struct repl *r, const struct wire_ctl_flows *fl, uint32_t now_ms,
 		if (r->groups[gi].member)
 			batch_add(r, gi, k, &fl->entries[i], now_ms, now_us);
 	}
+}
+
+void
+repl_dump_begin(struct repl *r)
+{
+	cache_unmark_own(r->cache);
+	r->reconciling = true;
+	r->want_reconcile = false;
 }
 
 void
@@ -572,10 +584,15 @@ repl_on_dump(struct repl *r, const struct wire_flow *f, size_t n, uint32_t now_m
 		struct cache_value v;
 		uint16_t gi;
 
-		if ((f[i].flags & WIRE_FLOW_FROM_PEER) ||
-		    cache_from_wire(r->cache, &f[i], r->p.self, now_ms, &key, &v) < 0 ||
-		    cache_get(r->cache, &key, now_ms, NULL))
+		/* a closing flow lingers in the dataplane, it is not live */
+		if ((f[i].flags & (WIRE_FLOW_FROM_PEER | WIRE_FLOW_CLOSING)) ||
+		    cache_from_wire(r->cache, &f[i], r->p.self, now_ms, &key, &v) < 0)
 			continue;
+		if (cache_get(r->cache, &key, now_ms, NULL)) {
+			cache_mark_seen(r->cache, &key);
+			continue;
+		}
+		v.flags |= CACHE_FLAG_SEEN;
 		if (cache_upsert(r->cache, &key, &v, now_ms) < 0) {
 			r->node[REPL_NODE_CACHE_FULL]++;
 			continue;
@@ -585,6 +602,49 @@ repl_on_dump(struct repl *r, const struct wire_flow *f, size_t n, uint32_t now_m
 		if (r->groups[gi].member)
 			batch_add(r, gi, KIND_NEW, &f[i], now_ms, now_us);
 	}
+}
+
+/* Own entries the dataplane does not have: gone while we were away. */
+void
+repl_dump_end(struct repl *r, bool close, uint32_t now_ms, uint64_t now_us)
+{
+	uint32_t cursor = 0;
+	struct cache_key k;
+	struct cache_value v;
+
+	if (!r->reconciling)
+		return;
+	r->reconciling = false;
+	if (!close)
+		return;
+	while (cache_next(r->cache, &cursor, now_ms, &k, &v)) {
+		struct wire_flow f;
+		uint16_t gi;
+
+		if (v.origin != r->p.self || (v.flags & CACHE_FLAG_SEEN))
+			continue;
+		cache_to_wire(r->cache, &k, &v, now_ms, &f);
+		cache_remove(r->cache, &k);
+		r->node[REPL_NODE_RECONCILED_CLOSES]++;
+		gi = group_of_vip(r, k.vip);
+		if (r->groups[gi].member)
+			batch_add(r, gi, KIND_CLOSE, &f, now_ms, now_us);
+		import_add(r, gi, WIRE_FLOW_EVENT_CLOSE, &f, 0);
+	}
+}
+
+void
+repl_dump_abort(struct repl *r)
+{
+	if (r->reconciling)
+		r->want_reconcile = true;
+	r->reconciling = false;
+}
+
+bool
+repl_want_reconcile(const struct repl *r)
+{
+	return r->want_reconcile && !r->reconciling;
 }
 
 /* ----------------------------------------------------------- deliveries */
@@ -637,12 +697,15 @@ apply_entries(struct repl *r, uint16_t gi, uint32_t sender, int k,
 {
 	struct group *g = &r->groups[gi];
 	bool own = sender == r->p.self;
+	bool resync = m->kind == WIRE_SYNC_RESYNC_ENTRIES;
 
 	for (size_t i = 0; i < m->count; i++) {
 		const struct wire_flow *f = &m->entries[i];
 		struct cache_key key;
 		struct cache_value v;
-		int rc = cache_from_wire(r->cache, f, sender, now_ms, &key, &v);
+		/* a live batch is its sender's word; a resync keeps each origin */
+		uint32_t origin = resync && f->origin != 0 ? f->origin : sender;
+		int rc = cache_from_wire(r->cache, f, origin, now_ms, &key, &v);
 
 		if (rc == -ENOENT) {
 			g->counters[REPL_REJECTED_VIP]++;
@@ -656,6 +719,8 @@ apply_entries(struct repl *r, uint16_t gi, uint32_t sender, int k,
 			g->counters[REPL_REJECTED_GROUP]++;
 			continue;
 		}
+		if (own && r->reconciling)
+			v.flags |= CACHE_FLAG_SEEN;     /* our dataplane made it */
 		if (k == KIND_CLOSE)
 			cache_remove(r->cache, &key);
 		else if (cache_upsert(r->cache, &key, &v, now_ms) < 0) {
@@ -796,6 +861,8 @@ stream_step(struct repl *r, uint16_t gi, struct stream *s, uint32_t now_ms)
 			if (group_of_vip(r, k.vip) != gi || (s->announce && v.origin != r->p.self))
 				continue;
 			cache_to_wire(r->cache, &k, &v, now_ms, &e[n]);
+			if (!s->announce)
+				e[n].origin = v.origin;
 			if (bytes + wire_flow_encoded_size(&e[n]) > RESYNC_MSG_BYTES) {
 				cursor = before;
 				break;
@@ -880,6 +947,8 @@ on_resync(struct repl *r, uint16_t gi, uint32_t sender, const struct wire_sync_m
 			break;
 		if (g->resync_got == m->entry_count) {
 			g->state = REPL_SYNCED;
+			g->import_barrier = r->i_tail != NULL ? r->i_tail->token : 0;
+			r->want_reconcile = true;
 			g->counters[REPL_RESYNC_COMPLETE]++;
 			g->counters[REPL_RESYNC_LAST_MS] = now_ms - g->resync_start_ms;
 		} else {
@@ -1030,15 +1099,30 @@ is_member(const struct group *g, uint32_t node)
 	return false;
 }
 
+/* The lowest of members[0..n) that was not a member before, but this node. */
+static uint32_t
+lowest_newcomer(const struct repl *r, const struct group *g, const uint32_t *members, size_t n)
+{
+	uint32_t best = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (members[i] != r->p.self && !is_member(g, members[i]) &&
+		    (best == 0 || members[i] < best))
+			best = members[i];
+	return best;
+}
+
 void
 repl_on_members(struct repl *r, uint16_t gi, const uint32_t *members, size_t n, bool self_in,
-		uint32_t now_ms)
+		bool merged, uint32_t now_ms)
 {
 	struct group *g;
+	uint32_t newcomer;
 
 	if (gi >= r->n_groups)
 		return;
 	g = &r->groups[gi];
+	newcomer = lowest_newcomer(r, g, members, n);
 	g->n_members = 0;
 	for (size_t i = 0; i < n && g->n_members < REPL_MEMBERS_MAX; i++)
 		g->members[g->n_members++] = members[i];
@@ -1065,6 +1149,11 @@ repl_on_members(struct repl *r, uint16_t gi, const uint32_t *members, size_t n, 
 	} else if (g->state == REPL_RESYNCING && !is_member(g, g->donor)) {
 		g->counters[REPL_RESYNC_INCOMPLETE]++;
 		resync_start(r, gi, g->donor, now_ms);
+	} else if (g->state == REPL_SYNCED && newcomer != 0 && merged) {
+		/* a partition healed: each side lacks what the other made */
+		stream_add(g, r->p.self, 0, true);
+		resync_start(r, gi, newcomer - 1, now_ms);
+		g->counters[REPL_RESYNC_MERGES]++;
 	}
 }
 
@@ -1291,9 +1380,15 @@ repl_dataplane_synced(const struct repl *r)
 bool
 repl_synced(const struct repl *r)
 {
-	for (uint16_t i = 0; i < r->n_groups; i++)
-		if (r->groups[i].state != REPL_SYNCED)
+	uint64_t head = r->i_head != NULL ? r->i_head->token : UINT64_MAX;
+
+	for (uint16_t i = 0; i < r->n_groups; i++) {
+		const struct group *g = &r->groups[i];
+
+		/* imports are acknowledged in order: the head is the oldest */
+		if (g->state != REPL_SYNCED || (g->import_barrier != 0 && head <= g->import_barrier))
 			return false;
+	}
 	return r->dp_synced;
 }
 

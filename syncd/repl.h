@@ -68,7 +68,8 @@ struct cache;
 	X(RESYNC_ENTRIES_RECEIVED, resync_entries_received, "entries received in resyncs") \
 	X(RESYNC_COMPLETE, resync_complete, "resyncs that ended with the right count") \
 	X(RESYNC_INCOMPLETE, resync_incomplete, "resyncs that ended short or lost their donor") \
-	X(RESYNC_LAST_MS, resync_last_ms, "duration of the last complete resync, ms")
+	X(RESYNC_LAST_MS, resync_last_ms, "duration of the last complete resync, ms") \
+	X(RESYNC_MERGES, resync_merges, "partitions healed: resyncs asked of a returning member")
 
 enum repl_counter {
 #define REPL_COUNTER_ENUM_(id, name, text) REPL_##id,
@@ -87,6 +88,7 @@ extern const char *const repl_counter_descriptions[REPL_COUNTER_MAX];
 	X(EXPORT_LOST, export_lost, "entries the dataplane could not export (its ring was full)") \
 	X(EXPORT_UNKNOWN, export_unknown, "exported entries for a VIP or backend syncd's config lacks") \
 	X(DUMP_ADOPTED, dump_adopted, "own flows found in the dataplane's tables, not in the cache") \
+	X(RECONCILED_CLOSES, reconciled_closes, "own entries gone from the dataplane: closed at a reconciliation") \
 	X(CACHE_FULL, cache_full, "entries not held: no memory") \
 	X(IMPORT_BATCHES, import_batches, "IMPORT_BATCH messages acknowledged") \
 	X(IMPORT_ERRORS, import_errors, "IMPORT_BATCH messages the dataplane refused or lost") \
@@ -186,20 +188,38 @@ void repl_on_deliver(struct repl *r, uint16_t group, uint32_t sender, const void
 
 /*
  * The group's membership (node ids, any order); self_in: this node is a
- * member (false after the transport lost the group). May start a resync,
- * or restart one whose donor left.
+ * member (false after the transport lost the group); merged: members came
+ * back from another partition (CPG's NODEUP). May start a resync, restart
+ * one whose donor left, or, when a partition heals (merged), ask a
+ * returning member for everything and multicast this node's own entries
+ * again. (A syncd that restarts joins: JOINING asks a donor anyway.)
  */
 void repl_on_members(struct repl *r, uint16_t group, const uint32_t *members, size_t n,
-		     bool self_in, uint32_t now_ms);
+		     bool self_in, bool merged, uint32_t now_ms);
 
 /*
- * A page of the local dataplane's tables (DUMP_RESPONSE), read when it
- * connects: its own flows (not WIRE_FLOW_FROM_PEER) that the cache lacks
- * (syncd restarted, or they were made while it was away) are held and
- * multicast as NEW. The others are left to the resync.
+ * Reconciliation with the local dataplane, when it connects and after
+ * every resync or merge (repl_want_reconcile()): the daemon reads the
+ * dataplane's tables page by page (DUMP_REQUEST) between begin and end.
+ * Its own live flows (not FROM_PEER, not CLOSING) that the cache lacks (syncd
+ * restarted, or they were made while it was away) are held and multicast
+ * as NEW. With close, entries whose origin is this node that the
+ * dataplane no longer has (closed while syncd, or this node's corosync,
+ * was away, then handed back by a resync) are removed and multicast as
+ * CLOSE at the end. The daemon asks for close only when the dataplane has
+ * run since before syncd started: a dataplane that restarted lost its
+ * tables, and its flows come back by the full import instead.
  */
+void repl_dump_begin(struct repl *r);
 void repl_on_dump(struct repl *r, const struct wire_flow *f, size_t n, uint32_t now_ms,
 		  uint64_t now_us);
+void repl_dump_end(struct repl *r, bool close, uint32_t now_ms, uint64_t now_us);
+/* The dump did not complete (the dataplane went away): close nothing; the
+ * next connection reconciles again. */
+void repl_dump_abort(struct repl *r);
+
+/* Whether a resync or a merge since the last reconciliation asks for one. */
+bool repl_want_reconcile(const struct repl *r);
 
 /* The dataplane connected (again): import everything held. */
 void repl_dataplane_up(struct repl *r, uint32_t now_ms);
@@ -250,7 +270,10 @@ size_t repl_verify_result(const struct repl *r, uint16_t gi, uint32_t round,
  */
 bool repl_busy(const struct repl *r);
 
-/* Whether every group is SYNCED and the dataplane has every entry. */
+/*
+ * Whether every group is SYNCED, the dataplane has acknowledged the
+ * imports of every resync's entries, and it has every entry held.
+ */
 bool repl_synced(const struct repl *r);
 bool repl_dataplane_synced(const struct repl *r);
 

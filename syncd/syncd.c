@@ -47,6 +47,10 @@ struct syncd {
 	int tick_fd;
 	bool tick_fast;
 	bool subscribed;
+	bool dumping;                   /* a reconciliation is reading the tables */
+	bool dump_then_import;          /* it follows a (re)connection */
+	bool dp_authoritative;          /* the dataplane ran since before syncd:
+					 * what its tables lack has closed */
 	bool synced_logged;
 	uint64_t start_ms;
 };
@@ -126,7 +130,25 @@ repl_import(void *arg, enum wire_flow_event ev, const struct wire_flow *f, size_
 
 static void dump_next(struct syncd *s, uint64_t cursor);
 
-/* A page of the dataplane's tables: adopt its own flows, ask for the next. */
+/* The reconciliation read every page (or gave up): settle it. */
+static void
+dump_done(struct syncd *s, bool complete)
+{
+	s->dumping = false;
+	if (complete)
+		repl_dump_end(s->repl, s->dp_authoritative, now_ms(), now_us());
+	else
+		repl_dump_abort(s->repl);
+	if (s->dump_then_import && s->subscribed) {
+		qb_log(LOG_INFO, "dataplane %s: importing the entries held",
+		       ipc_async_service(s->dp));
+		repl_dataplane_up(s->repl, now_ms());
+	}
+	s->dump_then_import = false;
+	tick_arm(s, true);
+}
+
+/* A page of the dataplane's tables: reconcile it, ask for the next. */
 static void
 dumped(void *arg, int rc, const struct wire_ctl_msg *resp)
 {
@@ -134,20 +156,18 @@ dumped(void *arg, int rc, const struct wire_ctl_msg *resp)
 
 	if (rc == 0 && resp->kind == WIRE_CTL_DUMP_RESPONSE) {
 		repl_on_dump(s->repl, resp->dump.entries, resp->dump.count, now_ms(), now_us());
-		if (resp->dump.next_cursor != 0) {
+		if (resp->dump.next_cursor != 0)
 			dump_next(s, resp->dump.next_cursor);
-			return;
-		}
-	} else if (rc != -ENOTCONN) {
+		else
+			dump_done(s, true);
+		return;
+	}
+	if (rc != -ENOTCONN)
 		qb_log(LOG_WARNING, "dataplane %s: reading its flow tables failed: %s",
 		       ipc_async_service(s->dp),
 		       rc < 0 ? strerror(-rc) : resp->kind == WIRE_CTL_ERROR ?
 		       resp->error.message : "unexpected answer");
-	}
-	if (rc == -ENOTCONN)
-		return;         /* down() came first */
-	qb_log(LOG_INFO, "dataplane %s: importing the entries held", ipc_async_service(s->dp));
-	repl_dataplane_up(s->repl, now_ms());
+	dump_done(s, false);
 }
 
 static void
@@ -159,19 +179,48 @@ dump_next(struct syncd *s, uint64_t cursor)
 	};
 
 	if (ipc_async_send(s->dp, &m, dumped, s) < 0)
-		repl_dataplane_up(s->repl, now_ms());
+		dump_done(s, false);
+}
+
+/* Read the dataplane's tables to reconcile the cache with them. */
+static void
+dump_start(struct syncd *s, bool then_import)
+{
+	s->dumping = true;
+	s->dump_then_import = then_import;
+	repl_dump_begin(s->repl);
+	dump_next(s, 0);
+}
+
+/* The dataplane's uptime: whether its tables speak for every flow we made. */
+static void
+dp_status(void *arg, int rc, const struct wire_ctl_msg *resp)
+{
+	struct syncd *s = arg;
+	uint64_t up = rc == 0 && resp->kind == WIRE_CTL_STATUS_RESPONSE ?
+		      resp->status.uptime_ms : 0;
+
+	if (rc == -ENOTCONN)
+		return;
+	s->dp_authoritative = up > now_ms() - s->start_ms;
+	qb_log(LOG_INFO, "dataplane %s: subscribed to its export stream; reading its flow "
+	       "tables (it has run %s syncd)", ipc_async_service(s->dp),
+	       s->dp_authoritative ? "since before" : "for less time than");
+	dump_start(s, true);
 }
 
 static void
 subscribed(void *arg, int rc, const struct wire_ctl_msg *resp)
 {
 	struct syncd *s = arg;
+	struct wire_ctl_msg m = { .kind = WIRE_CTL_STATUS_REQUEST };
 
 	if (rc == 0 && resp->kind == WIRE_CTL_ERROR && resp->error.code == 0) {
 		s->subscribed = true;
-		qb_log(LOG_INFO, "dataplane %s: subscribed to its export stream; "
-		       "reading its flow tables", ipc_async_service(s->dp));
-		dump_next(s, 0);
+		if (ipc_async_send(s->dp, &m, dp_status, s) < 0) {
+			s->dp_authoritative = false;
+			dump_start(s, true);
+		}
 		return;
 	}
 	if (rc == 0 && resp->kind == WIRE_CTL_ERROR)
@@ -230,11 +279,12 @@ cpg_deliver(void *arg, uint16_t group, uint32_t sender, const void *msg, size_t 
 }
 
 static void
-cpg_members(void *arg, uint16_t group, const uint32_t *members, size_t n, bool self_in)
+cpg_members(void *arg, uint16_t group, const uint32_t *members, size_t n, bool self_in,
+	    bool merged)
 {
 	struct syncd *s = arg;
 
-	repl_on_members(s->repl, group, members, n, self_in, now_ms());
+	repl_on_members(s->repl, group, members, n, self_in, merged, now_ms());
 	tick_arm(s, true);
 }
 
@@ -265,6 +315,8 @@ on_tick(int32_t fd, int32_t revents, void *arg)
 		return 0;
 	s->tick_fast = false;
 	repl_tick(s->repl, now_ms(), now_us());
+	if (repl_want_reconcile(s->repl) && s->subscribed && !s->dumping)
+		dump_start(s, false);
 	synced = repl_synced(s->repl);
 	if (synced != s->synced_logged) {
 		s->synced_logged = synced;

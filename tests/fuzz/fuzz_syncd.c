@@ -146,7 +146,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (uint32_t b = 0; b < 4; b++)
 				if (set & (1u << b))
 					ids[n++] = b + 1;
-			repl_on_members(r, 0, ids, n, (set & (1u << (SELF - 1))) != 0, now);
+			repl_on_members(r, 0, ids, n, (set & (1u << (SELF - 1))) != 0,
+					(set & 0x80) != 0, now);
 			break;
 		}
 		case 2:

@@ -157,7 +157,7 @@ members(unsigned set)
 			continue;
 		nodes[i].member = in;
 		for (uint16_t g = 0; g < repl_groups(nodes[i].r); g++)
-			repl_on_members(nodes[i].r, g, ids, n, in, now);
+			repl_on_members(nodes[i].r, g, ids, n, in, false, now);
 	}
 }
 
@@ -180,6 +180,17 @@ deliver(size_t max)
 		done++;
 	}
 	return done;
+}
+
+/* Lose the queued messages of sender (a partition: another ring had them). */
+static void
+queue_drop_from(uint32_t sender)
+{
+	for (size_t i = q_head; i < q_tail; i++)
+		if (queue[i].sender == sender && queue[i].data != NULL) {
+			free(queue[i].data);
+			queue[i].data = NULL;
+		}
 }
 
 /* Acknowledge every import sent so far. */
@@ -592,6 +603,105 @@ START_TEST(test_verify)
 }
 END_TEST
 
+/* Synced only once the dataplane has acknowledged the resync's entries. */
+START_TEST(test_synced_waits_for_imports)
+{
+	node_start(0, EXTRA_NONE);
+	members(1);
+	settle();
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 5000, 0);
+	settle();
+	node_start(1, EXTRA_NONE);
+	repl_dataplane_up(nodes[1].r, now);
+	settle();
+	ck_assert(repl_dataplane_synced(nodes[1].r));   /* nothing held yet */
+	nodes[1].dp_busy = true;
+	members(3);
+	settle();
+	ck_assert_int_eq(status(1).state, REPL_SYNCED);
+	ck_assert(!repl_synced(nodes[1].r));    /* 5000 imports not acknowledged */
+	nodes[1].dp_busy = false;
+	settle();
+	ck_assert(repl_synced(nodes[1].r));
+	ck_assert_uint_eq(nodes[1].imported[WIRE_FLOW_EVENT_NEW], 5000);
+}
+END_TEST
+
+/* Flows that closed while a node's syncd was away: closed at reconciliation. */
+START_TEST(test_reconcile_closes_what_the_dataplane_lost)
+{
+	struct wire_flow live[6];
+
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	members(3);
+	settle();
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 10, 0);
+	settle();
+	/* node 1's syncd dies; 4 of its flows close meanwhile; it comes back */
+	node_stop(0);
+	members(2);
+	node_start(0, EXTRA_NONE);
+	members(3);
+	settle();
+	ck_assert_uint_eq(status(0).entries_own, 10);   /* the resync kept the origin */
+	for (int i = 0; i < 6; i++)
+		flow(&live[i], 1 + (uint32_t)i, (uint16_t)(1024 + (1 + i) % 50000), 0);
+	ck_assert(repl_want_reconcile(nodes[0].r));
+	repl_dump_begin(nodes[0].r);
+	repl_on_dump(nodes[0].r, live, 6, now, 0);
+	repl_dump_end(nodes[0].r, true, now, 0);
+	settle();
+	ck_assert_uint_eq(repl_node_counters(nodes[0].r)[REPL_NODE_RECONCILED_CLOSES], 4);
+	ck_assert_uint_eq(held(0), 6);
+	ck_assert_uint_eq(held(1), 6);
+	ck_assert_uint_eq(status(0).digest, status(1).digest);
+}
+END_TEST
+
+/* A partition heals: each side gets what the other made meanwhile. */
+START_TEST(test_partition_heals)
+{
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	node_start(2, EXTRA_NONE);
+	members(7);
+	settle();
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 100, 0);
+	settle();
+	/* node 1 alone on one side, nodes 2 and 3 on the other */
+	for (int i = 0; i < 3; i++) {
+		uint32_t one = 1, two[2] = { 2, 3 };
+
+		if (i == 0)
+			repl_on_members(nodes[0].r, 0, &one, 1, true, false, now);
+		else
+			repl_on_members(nodes[i].r, 0, two, 2, true, false, now);
+	}
+	nodes[0].member = false;        /* the fake CPG: two rings now */
+	export(0, WIRE_FLOW_EVENT_NEW, 1000, 50, 1);
+	settle();
+	queue_drop_from(1);             /* node 1's messages never reached them */
+	nodes[0].member = true;
+	nodes[1].member = nodes[2].member = false;
+	export(1, WIRE_FLOW_EVENT_NEW, 2000, 70, 2);
+	settle();
+	nodes[1].member = nodes[2].member = true;
+	/* the rings merge: CPG says NODEUP on both sides */
+	for (int i = 0; i < 3; i++) {
+		uint32_t all[3] = { 1, 2, 3 };
+
+		repl_on_members(nodes[i].r, 0, all, 3, true, true, now);
+	}
+	settle();
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(held(i), 220);
+	ck_assert_uint_eq(status(0).digest, status(1).digest);
+	ck_assert_uint_eq(status(0).digest, status(2).digest);
+	ck_assert_uint_ge(status(0).counters[REPL_RESYNC_MERGES], 1);
+}
+END_TEST
+
 START_TEST(test_cpg_backpressure)
 {
 	node_start(0, EXTRA_NONE);
@@ -675,6 +785,9 @@ repl_suite(void)
 	tcase_add_test(tc, test_dataplane_restart_imports_all);
 	tcase_add_test(tc, test_dump_adopts_own_flows);
 	tcase_add_test(tc, test_verify);
+	tcase_add_test(tc, test_synced_waits_for_imports);
+	tcase_add_test(tc, test_reconcile_closes_what_the_dataplane_lost);
+	tcase_add_test(tc, test_partition_heals);
 	tcase_add_test(tc, test_cpg_backpressure);
 	tcase_add_test(tc, test_expiry);
 	tcase_add_test(tc, test_cache_bytes_per_entry);
