@@ -6,6 +6,7 @@
 #include "lib/ipc_client.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -541,13 +542,20 @@ ipc_async_answer(struct ipc_async *a, const struct wire_ctl_msg *m)
 }
 
 /*
- * Take every response (events false) or event waiting, never blocking
- * (timeout 0). Returns 0, or the -errno of a lost connection.
+ * Take every response (events false) waiting, or up to
+ * IPC_ASYNC_EVENTS_PER_WAKE events, never blocking (timeout 0): a server
+ * that keeps the event ring full (the dataplane's export stream under a
+ * flood) must not keep the loop from its other work (CPG, timers, the
+ * daemon's own clients): the rest waits for the next wake-up, the poll
+ * timer's at the latest. Returns 0, 1 when the budget ran out, or the
+ * -errno of a lost connection.
  */
 static int
 ipc_async_drain(struct ipc_async *a, bool events)
 {
-	while (!a->dead && a->state == IPC_ASYNC_UP) {
+	unsigned budget = events ? IPC_ASYNC_EVENTS_PER_WAKE : UINT_MAX;
+
+	while (!a->dead && a->state == IPC_ASYNC_UP && budget-- > 0) {
 		struct wire_ctl_msg m;
 		ssize_t n = events ? qb_ipcc_event_recv(a->qb, a->buf, IPC_MSG_MAX, 0) :
 				     qb_ipcc_recv(a->qb, a->buf, IPC_MSG_MAX, 0);
@@ -569,7 +577,7 @@ ipc_async_drain(struct ipc_async *a, bool events)
 		}
 		wire_ctl_msg_free(&m);
 	}
-	return 0;
+	return !a->dead && a->state == IPC_ASYNC_UP && budget == UINT_MAX ? 1 : 0;
 }
 
 /* Requests past their deadline get done(-ETIMEDOUT). */
@@ -581,11 +589,12 @@ ipc_async_expire(struct ipc_async *a)
 	ipc_async_fail(a, -ETIMEDOUT, &now, IPC_ASYNC_TIMEOUTS);
 }
 
-/* After any exchange: poll again soon while anything is in flight. */
+/* After any exchange: poll again soon while anything is in flight, or
+ * events are left over. */
 static void
-ipc_async_rearm(struct ipc_async *a)
+ipc_async_rearm(struct ipc_async *a, bool more)
 {
-	if (!a->dead && a->state == IPC_ASYNC_UP && a->inflight > 0)
+	if (!a->dead && a->state == IPC_ASYNC_UP && (a->inflight > 0 || more))
 		ipc_async_poll_arm(a, true);
 }
 
@@ -594,16 +603,20 @@ static void
 ipc_async_service_rings(struct ipc_async *a, bool hangup)
 {
 	int rc = ipc_async_drain(a, false);
+	bool more = false;
 
-	if (rc == 0)
+	if (rc == 0) {
 		rc = ipc_async_drain(a, true);
+		more = rc == 1;
+		rc = rc == 1 ? 0 : rc;
+	}
 	if (rc == 0 && hangup)
 		rc = -ENOTCONN;
 	if (rc < 0 && !a->dead)
 		ipc_async_lost(a, rc);
 	if (!a->dead)
 		ipc_async_expire(a);
-	ipc_async_rearm(a);
+	ipc_async_rearm(a, more);
 }
 
 /* A loop callback's body: armed, its timer's flag, has fired. */
@@ -838,7 +851,7 @@ ipc_async_send(struct ipc_async *a, const struct wire_ctl_msg *req,
 	};
 	a->inflight++;
 	a->counters.counts[IPC_ASYNC_REQUESTS]++;
-	ipc_async_rearm(a);
+	ipc_async_rearm(a, false);
 	return 0;
 }
 

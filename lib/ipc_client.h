@@ -143,6 +143,7 @@ enum {
 	IPC_ASYNC_RETRY_MIN_MS = 100,   /* first reconnect delay */
 	IPC_ASYNC_RETRY_MAX_MS = 5000,  /* delays double up to this */
 	IPC_ASYNC_POLL_US = 500,        /* response polling while in flight */
+	IPC_ASYNC_EVENTS_PER_WAKE = 16, /* events taken per wake-up at most */
 };
 
 struct ipc_async;
