@@ -53,37 +53,9 @@ status(struct control *c, struct wire_ctl_msg *resp)
 
 /* ------------------------------------------------------------ counters */
 
-struct counter_list {
-	struct wire_ctl_counter *v;
-	size_t n, cap;
-	const char *prefix;
-};
-
-static void
-counter_add(struct counter_list *l, const char *scope, const char *name, uint64_t value)
-{
-	struct wire_ctl_counter *e;
-
-	if (strncmp(scope, l->prefix, strlen(l->prefix)) != 0)
-		return;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 256;
-		struct wire_ctl_counter *v = realloc(l->v, cap * sizeof(*v));
-
-		if (v == NULL)
-			return;
-		l->v = v;
-		l->cap = cap;
-	}
-	e = &l->v[l->n++];
-	snprintf(e->scope, sizeof(e->scope), "%s", scope);
-	snprintf(e->name, sizeof(e->name), "%s", name);
-	e->value = value;
-}
-
 /* Per worker and summed: events, drops (non-zero drops only per worker). */
 static void
-counters_workers(struct control *c, struct counter_list *l)
+counters_workers(struct control *c, struct ipc_counter_list *l)
 {
 	struct dp_counters total = { 0 };
 	char scope[WIRE_NAME_MAX];
@@ -94,22 +66,22 @@ counters_workers(struct control *c, struct counter_list *l)
 
 		snprintf(scope, sizeof(scope), "worker%u", i);
 		for (int e = 0; e < DP_EVENT_MAX; e++) {
-			counter_add(l, scope, dp_event_names[e], wc->event[e]);
+			ipc_counter_add(l, scope, dp_event_names[e], wc->event[e]);
 			total.event[e] += wc->event[e];
 		}
 		for (int d = 0; d < DP_DROP_MAX; d++) {
 			if (wc->drop[d] != 0)
-				counter_add(l, scope, dp_drop_names[d], wc->drop[d]);
+				ipc_counter_add(l, scope, dp_drop_names[d], wc->drop[d]);
 			total.drop[d] += wc->drop[d];
 		}
-		counter_add(l, scope, "FLOWS", flowtab_count(c->p.workers[i].flows));
+		ipc_counter_add(l, scope, "FLOWS", flowtab_count(c->p.workers[i].flows));
 		for (int f = 0; f < FLOWTAB_STAT_MAX; f++)
-			counter_add(l, scope, flowtab_stat_names[f], fs[f]);
+			ipc_counter_add(l, scope, flowtab_stat_names[f], fs[f]);
 	}
 	for (int e = 0; e < DP_EVENT_MAX; e++)
-		counter_add(l, "total", dp_event_names[e], total.event[e]);
+		ipc_counter_add(l, "total", dp_event_names[e], total.event[e]);
 	for (int d = 0; d < DP_DROP_MAX; d++)
-		counter_add(l, "total", dp_drop_names[d], total.drop[d]);
+		ipc_counter_add(l, "total", dp_drop_names[d], total.drop[d]);
 }
 
 /* Destination id's per-worker counter k, summed over the workers. */
@@ -124,7 +96,7 @@ dest_sum(const struct control *c, uint32_t id, int k)
 }
 
 static void
-counters_dests(struct control *c, struct counter_list *l)
+counters_dests(struct control *c, struct ipc_counter_list *l)
 {
 	static const char *const names[WORKER_DEST_MAX] = {
 		[WORKER_DEST_PACKETS] = "PACKETS",
@@ -154,18 +126,18 @@ counters_dests(struct control *c, struct counter_list *l)
 				char name[WIRE_NAME_MAX];
 
 				snprintf(name, sizeof(name), "%s %s", addr, names[k]);
-				counter_add(l, scope, name, sum[k]);
+				ipc_counter_add(l, scope, name, sum[k]);
 				vip_sum[k] += sum[k];
 			}
 		}
 		snprintf(scope, sizeof(scope), "vip:%s", s->vips[v].name);
 		for (int k = 0; k < WORKER_DEST_MAX; k++)
-			counter_add(l, scope, names[k], vip_sum[k]);
+			ipc_counter_add(l, scope, names[k], vip_sum[k]);
 	}
 }
 
 static void
-counters_port(struct control *c, struct counter_list *l)
+counters_port(struct control *c, struct ipc_counter_list *l)
 {
 	struct rte_eth_stats st;
 	char scope[WIRE_NAME_MAX];
@@ -173,35 +145,35 @@ counters_port(struct control *c, struct counter_list *l)
 	if (rte_eth_stats_get(c->sh->port.id, &st) != 0)
 		return;
 	snprintf(scope, sizeof(scope), "port:%s", c->sh->port.name);
-	counter_add(l, scope, "IPACKETS", st.ipackets);
-	counter_add(l, scope, "OPACKETS", st.opackets);
-	counter_add(l, scope, "IBYTES", st.ibytes);
-	counter_add(l, scope, "OBYTES", st.obytes);
-	counter_add(l, scope, "IMISSED", st.imissed);
-	counter_add(l, scope, "IERRORS", st.ierrors);
-	counter_add(l, scope, "OERRORS", st.oerrors);
-	counter_add(l, scope, "RX_NOMBUF", st.rx_nombuf);
+	ipc_counter_add(l, scope, "IPACKETS", st.ipackets);
+	ipc_counter_add(l, scope, "OPACKETS", st.opackets);
+	ipc_counter_add(l, scope, "IBYTES", st.ibytes);
+	ipc_counter_add(l, scope, "OBYTES", st.obytes);
+	ipc_counter_add(l, scope, "IMISSED", st.imissed);
+	ipc_counter_add(l, scope, "IERRORS", st.ierrors);
+	ipc_counter_add(l, scope, "OERRORS", st.oerrors);
+	ipc_counter_add(l, scope, "RX_NOMBUF", st.rx_nombuf);
 }
 
 static int
 counters(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg *resp)
 {
-	struct counter_list l = { .prefix = req->counters_request.scope };
+	struct ipc_counter_list l = { .prefix = req->counters_request.scope };
 	const struct ipc_server_counters *ic = ipc_server_counters(c->ipc);
 
 	counters_port(c, &l);
 	counters_workers(c, &l);
 	counters_dests(c, &l);
 	for (int i = 0; i < CONTROL_COUNTER_MAX; i++)
-		counter_add(&l, "control", control_counter_names[i], c->counters[i]);
+		ipc_counter_add(&l, "control", control_counter_names[i], c->counters[i]);
 	for (int i = 0; i < NDISC_REFUSAL_MAX; i++)
-		counter_add(&l, "control", ndisc_refusal_names[i], c->refused[i]);
+		ipc_counter_add(&l, "control", ndisc_refusal_names[i], c->refused[i]);
 	for (int i = 0; i < IPC_COUNTER_MAX; i++)
-		counter_add(&l, "ipc", ipc_counter_names[i], ic->counts[i]);
+		ipc_counter_add(&l, "ipc", ipc_counter_names[i], ic->counts[i]);
 	for (int i = 0; i < WIRE_DROP_MAX; i++)
-		counter_add(&l, "ipc", wire_drop_names[i], ic->wire.drops[i]);
-	counter_add(&l, "control", "NEIGHBOURS", neigh_count(c->neigh));
-	counter_add(&l, "synced", "ENTRIES", synced_count(c->sh->synced));
+		ipc_counter_add(&l, "ipc", wire_drop_names[i], ic->wire.drops[i]);
+	ipc_counter_add(&l, "control", "NEIGHBOURS", neigh_count(c->neigh));
+	ipc_counter_add(&l, "synced", "ENTRIES", synced_count(c->sh->synced));
 	resp->kind = WIRE_CTL_COUNTERS_RESPONSE;
 	resp->counters.counters = l.v;
 	resp->counters.count = l.n;

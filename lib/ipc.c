@@ -4,6 +4,8 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The bounds ipc.h documents. */
@@ -55,4 +57,27 @@ ipc_frame_check(enum ipc_dir dir, const void *msg, size_t n)
 	if (hdr.id != IPC_MSG_ID || hdr.size < 0 || (size_t)hdr.size != n)
 		return -EBADMSG;
 	return (ssize_t)(n - hlen);
+}
+
+void
+ipc_counter_add(struct ipc_counter_list *l, const char *scope, const char *name,
+		uint64_t value)
+{
+	struct wire_ctl_counter *e;
+
+	if (strncmp(scope, l->prefix, strlen(l->prefix)) != 0)
+		return;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 256;
+		struct wire_ctl_counter *v = realloc(l->v, cap * sizeof(*v));
+
+		if (v == NULL)
+			return;
+		l->v = v;
+		l->cap = cap;
+	}
+	e = &l->v[l->n++];
+	snprintf(e->scope, sizeof(e->scope), "%s", scope);
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	e->value = value;
 }

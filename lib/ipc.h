@@ -83,4 +83,19 @@ ssize_t ipc_frame(enum ipc_dir dir, const struct wire_ctl_msg *m, uint8_t *buf);
  */
 ssize_t ipc_frame_check(enum ipc_dir dir, const void *msg, size_t n);
 
+/*
+ * A COUNTERS_RESPONSE being built by a server's handler: the counters
+ * whose scope starts with prefix (the request's), in a growing array that
+ * the handler frees once the response is encoded. A counter that finds no
+ * memory is left out.
+ */
+struct ipc_counter_list {
+	struct wire_ctl_counter *v;
+	size_t n, cap;
+	const char *prefix;
+};
+
+void ipc_counter_add(struct ipc_counter_list *l, const char *scope, const char *name,
+		     uint64_t value);
+
 #endif /* MAGLB_LIB_IPC_H */

@@ -329,89 +329,61 @@ on_tick(int32_t fd, int32_t revents, void *arg)
 
 /* ----------------------------------------------------------- maglbctl */
 
-struct counter_list {
-	struct wire_ctl_counter *v;
-	size_t n, cap;
-	const char *prefix;
-};
-
-static void
-counter_add(struct counter_list *l, const char *scope, const char *name, uint64_t value)
-{
-	struct wire_ctl_counter *e;
-
-	if (strncmp(scope, l->prefix, strlen(l->prefix)) != 0)
-		return;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 128;
-		struct wire_ctl_counter *v = realloc(l->v, cap * sizeof(*v));
-
-		if (v == NULL)
-			return;
-		l->v = v;
-		l->cap = cap;
-	}
-	e = &l->v[l->n++];
-	snprintf(e->scope, sizeof(e->scope), "%s", scope);
-	snprintf(e->name, sizeof(e->name), "%s", name);
-	e->value = value;
-}
-
 /* Per group: its state, members, entries, counters and lags. */
 static void
-counters_group(struct syncd *s, uint16_t gi, struct counter_list *l)
+counters_group(struct syncd *s, uint16_t gi, struct ipc_counter_list *l)
 {
 	struct repl_group_status st;
 	char scope[WIRE_NAME_MAX], name[WIRE_NAME_MAX];
 
 	repl_group_status(s->repl, gi, &st);
 	snprintf(scope, sizeof(scope), "group:%s", st.name);
-	counter_add(l, scope, "state", st.state);
+	ipc_counter_add(l, scope, "state", st.state);
 	for (uint32_t i = 0; i < st.n_members; i++) {
 		snprintf(name, sizeof(name), "member.%u", st.members[i]);
-		counter_add(l, scope, name, st.members[i]);
+		ipc_counter_add(l, scope, name, st.members[i]);
 	}
-	counter_add(l, scope, "donor", st.donor);
-	counter_add(l, scope, "entries_own", st.entries_own);
-	counter_add(l, scope, "entries_peers", st.entries_peers);
-	counter_add(l, scope, "digest", st.digest);
-	counter_add(l, scope, "send_queue", st.send_queue);
-	counter_add(l, scope, "self_lag_p50_us", st.self_lag_p50_us);
-	counter_add(l, scope, "self_lag_p99_us", st.self_lag_p99_us);
-	counter_add(l, scope, "import_lag_p50_us", st.import_lag_p50_us);
-	counter_add(l, scope, "import_lag_p99_us", st.import_lag_p99_us);
+	ipc_counter_add(l, scope, "donor", st.donor);
+	ipc_counter_add(l, scope, "entries_own", st.entries_own);
+	ipc_counter_add(l, scope, "entries_peers", st.entries_peers);
+	ipc_counter_add(l, scope, "digest", st.digest);
+	ipc_counter_add(l, scope, "send_queue", st.send_queue);
+	ipc_counter_add(l, scope, "self_lag_p50_us", st.self_lag_p50_us);
+	ipc_counter_add(l, scope, "self_lag_p99_us", st.self_lag_p99_us);
+	ipc_counter_add(l, scope, "import_lag_p50_us", st.import_lag_p50_us);
+	ipc_counter_add(l, scope, "import_lag_p99_us", st.import_lag_p99_us);
 	for (int i = 0; i < REPL_COUNTER_MAX; i++)
-		counter_add(l, scope, repl_counter_names[i], st.counters[i]);
+		ipc_counter_add(l, scope, repl_counter_names[i], st.counters[i]);
 }
 
 static int
 counters(struct syncd *s, const struct wire_ctl_msg *req, struct wire_ctl_msg *resp)
 {
-	struct counter_list l = { .prefix = req->counters_request.scope };
+	struct ipc_counter_list l = { .prefix = req->counters_request.scope };
 	const struct cache *c = repl_cache(s->repl);
 	const uint64_t *node = repl_node_counters(s->repl);
 	const uint64_t *link = syncd_cpg_counters(s->cpg);
 	const struct ipc_async_counters *dp = ipc_async_counters(s->dp);
 	const struct ipc_server_counters *ic = ipc_server_counters(s->server);
 
-	counter_add(&l, "sync", "node_id", s->cfg->node_id);
-	counter_add(&l, "sync", "synced", repl_synced(s->repl));
-	counter_add(&l, "sync", "dataplane_connected", s->subscribed);
-	counter_add(&l, "sync", "dataplane_synced", repl_dataplane_synced(s->repl));
-	counter_add(&l, "sync", "entries", cache_count(c));
-	counter_add(&l, "sync", "cache_bytes", cache_bytes(c));
+	ipc_counter_add(&l, "sync", "node_id", s->cfg->node_id);
+	ipc_counter_add(&l, "sync", "synced", repl_synced(s->repl));
+	ipc_counter_add(&l, "sync", "dataplane_connected", s->subscribed);
+	ipc_counter_add(&l, "sync", "dataplane_synced", repl_dataplane_synced(s->repl));
+	ipc_counter_add(&l, "sync", "entries", cache_count(c));
+	ipc_counter_add(&l, "sync", "cache_bytes", cache_bytes(c));
 	for (int i = 0; i < REPL_NODE_COUNTER_MAX; i++)
-		counter_add(&l, "sync", repl_node_counter_names[i], node[i]);
+		ipc_counter_add(&l, "sync", repl_node_counter_names[i], node[i]);
 	for (int i = 0; i < WIRE_DROP_MAX; i++)
-		counter_add(&l, "sync", wire_drop_names[i], repl_wire_counters(s->repl)->drops[i]);
+		ipc_counter_add(&l, "sync", wire_drop_names[i], repl_wire_counters(s->repl)->drops[i]);
 	for (uint16_t g = 0; g < repl_groups(s->repl); g++)
 		counters_group(s, g, &l);
 	for (int i = 0; i < SYNCD_CPG_COUNTER_MAX; i++)
-		counter_add(&l, "cpg", syncd_cpg_counter_names[i], link[i]);
+		ipc_counter_add(&l, "cpg", syncd_cpg_counter_names[i], link[i]);
 	for (int i = 0; i < IPC_ASYNC_COUNTER_MAX; i++)
-		counter_add(&l, "dataplane", ipc_async_counter_names[i], dp->counts[i]);
+		ipc_counter_add(&l, "dataplane", ipc_async_counter_names[i], dp->counts[i]);
 	for (int i = 0; i < IPC_COUNTER_MAX; i++)
-		counter_add(&l, "ipc", ipc_counter_names[i], ic->counts[i]);
+		ipc_counter_add(&l, "ipc", ipc_counter_names[i], ic->counts[i]);
 	resp->kind = WIRE_CTL_COUNTERS_RESPONSE;
 	resp->counters.counters = l.v;
 	resp->counters.count = l.n;
