@@ -1427,6 +1427,12 @@ repl_node_counters(const struct repl *r)
 	return r->node;
 }
 
+uint64_t
+repl_import_queue(const struct repl *r)
+{
+	return r->i_entries;
+}
+
 const struct wire_counters *
 repl_wire_counters(const struct repl *r)
 {

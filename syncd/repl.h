@@ -280,6 +280,8 @@ bool repl_dataplane_synced(const struct repl *r);
 uint16_t repl_groups(const struct repl *r);
 void repl_group_status(const struct repl *r, uint16_t group, struct repl_group_status *st);
 const uint64_t *repl_node_counters(const struct repl *r);
+/* Entries waiting in the import queue (sent or not, unacknowledged). */
+uint64_t repl_import_queue(const struct repl *r);
 const struct wire_counters *repl_wire_counters(const struct repl *r);
 const struct cache *repl_cache(const struct repl *r);
 

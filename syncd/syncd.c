@@ -372,6 +372,7 @@ counters(struct syncd *s, const struct wire_ctl_msg *req, struct wire_ctl_msg *r
 	ipc_counter_add(&l, "sync", "dataplane_synced", repl_dataplane_synced(s->repl));
 	ipc_counter_add(&l, "sync", "entries", cache_count(c));
 	ipc_counter_add(&l, "sync", "cache_bytes", cache_bytes(c));
+	ipc_counter_add(&l, "sync", "import_queue", repl_import_queue(s->repl));
 	for (int i = 0; i < REPL_NODE_COUNTER_MAX; i++)
 		ipc_counter_add(&l, "sync", repl_node_counter_names[i], node[i]);
 	for (int i = 0; i < WIRE_DROP_MAX; i++)
