@@ -68,7 +68,7 @@ accounted() {
 	fwd=$(dp_counter "$P" total FORWARDED)
 	slow=$(dp_counter "$P" total SLOW_PATH)
 	drops=$(dp_ctl "$P" --json counters total | jq --argjson rx 0 \
-		'[.counters[] | select(.scope == "total" and (.name | test("^(RX|TX)_|^FORWARDED$|^SLOW_PATH$|^FLOW|^SYNCED|^MAGLEV|^NEW_FLOWS$|^UNTRACKED$|^FRAGMENT|^ICMP_ERRORS$|^TOO_BIG_SENT$|^EXPORT_DROPPED$") | not)) | .value] | add // 0')
+		'[.counters[] | select(.scope == "total" and (.name | test("^(RX|TX)_|^FORWARDED$|^SLOW_PATH$|^FLOW|^SYNCED|^MAGLEV|^NEW_FLOWS$|^UNTRACKED$|^FRAGMENT|^ICMP_ERRORS$|^TOO_BIG_SENT$|^EXPORT_|^PROVISIONAL_") | not)) | .value] | add // 0')
 	log "  RX_PACKETS $rx = FORWARDED $fwd + drops $drops + SLOW_PATH $slow"
 	[ "$rx" -eq $((fwd + drops + slow)) ]
 }
