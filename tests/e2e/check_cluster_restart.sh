@@ -261,8 +261,9 @@ figure "b: B synced ${b_synced_ms:-never} ms after its syncd started ($HELD flow
 	"$b_early said synced with fewer than $HELD imported; syncd: $b_group"
 check "b: B's syncd says synced within $SYNCED_BOUND_MS ms (${b_synced_ms:-never})" \
 	in_time "${b_synced_ms:-never}" "$SYNCED_BOUND_MS"
-check "b: the resync was sampled while it ran ($b_before samples said not synced)" \
-	test "$b_before" -ge 1
+# How many samples caught the resync running is the machine's speed, not
+# syncd's behaviour (a quick resync ends before the first one): printed
+# above; the slow-donor case below holds the resync open on purpose.
 check "b: B's syncd never said synced before its dataplane held all $HELD flows ($b_early samples did)" \
 	test "$b_early" -eq 0
 check "b: B's synced table holds A's $HELD flows, each to its backend, nothing else" \
