@@ -11,7 +11,9 @@
  * It prints "ready" once serving. Once syncd subscribes it exports NEW
  * entries (IPv4 TCP flows to --vip:--port from distinct clients, backends
  * in turn) in EXPORT_BATCH events of --batch entries (default 1024), at
- * --rate entries a second (0: as fast as the event ring takes them) until
+ * --rate entries a second (0: as fast as the event ring takes them; at a
+ * rate, each 1 ms tick sends what the rate allowed since, as the dataplane's
+ * control thread does) until
  * --count have gone (0: no end); --sink exports nothing. SIGHUP reads a
  * new rate from --rate-file (one number). A full event ring is not a
  * loss: the batch waits for the next tick. Every second, and on SIGTERM
@@ -23,13 +25,16 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timerfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <qb/qbloop.h>
 #include <qb/qblog.h>
@@ -55,7 +60,7 @@ struct gen {
 	uint64_t start_ms, last_ms, report_ms;
 	uint64_t seq;
 	struct wire_flow *flows;
-	qb_loop_timer_handle tick;
+	int tick_fd;                    /* a timerfd: a 1 ms qb_loop timer spins */
 };
 
 static uint64_t
@@ -119,7 +124,11 @@ export_some(struct gen *g, uint64_t now)
 
 		if (g->count != 0 && g->count - g->exported < n)
 			n = g->count - g->exported;
+		/* at a rate, what the last tick allowed, as the dataplane's
+		 * control thread sends what its workers exported since */
 		if (g->rate != 0 && g->credit < (double)n)
+			n = (uint64_t)g->credit;
+		if (n == 0)
 			return;
 		for (uint64_t i = 0; i < n; i++)
 			make_flow(g, g->exported + i, &g->flows[i]);
@@ -134,16 +143,19 @@ export_some(struct gen *g, uint64_t now)
 	}
 }
 
-static void
-on_tick(void *arg)
+static int32_t
+on_tick(int32_t fd, int32_t revents, void *arg)
 {
 	struct gen *g = arg;
-	uint64_t now = now_ms();
+	uint64_t now = now_ms(), expirations;
 
+	(void)revents;
+	if (read(fd, &expirations, sizeof(expirations)) < 0)
+		return 0;
 	export_some(g, now);
 	if (now - g->report_ms >= 1000)
 		report(g, now);
-	qb_loop_timer_add(g->loop, QB_LOOP_MED, TICK_MS * 1000000ull, g, on_tick, &g->tick);
+	return 0;
 }
 
 static int
@@ -296,7 +308,13 @@ main(int argc, char **argv)
 	qb_loop_signal_add(g.loop, QB_LOOP_HIGH, SIGTERM, &g, on_signal, &sh);
 	qb_loop_signal_add(g.loop, QB_LOOP_HIGH, SIGINT, &g, on_signal, &sh);
 	qb_loop_signal_add(g.loop, QB_LOOP_HIGH, SIGHUP, &g, on_signal, &sh);
-	qb_loop_timer_add(g.loop, QB_LOOP_MED, TICK_MS * 1000000ull, &g, on_tick, &g.tick);
+	g.tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (g.tick_fd < 0 ||
+	    timerfd_settime(g.tick_fd, 0, &(struct itimerspec){
+		    .it_interval.tv_nsec = TICK_MS * 1000000L,
+		    .it_value.tv_nsec = TICK_MS * 1000000L }, NULL) != 0 ||
+	    qb_loop_poll_add(g.loop, QB_LOOP_MED, g.tick_fd, POLLIN, &g, on_tick) != 0)
+		return 1;
 	printf("ready\n");
 	fflush(stdout);
 	qb_loop_run(g.loop);
