@@ -755,6 +755,18 @@ pick_donor(const struct repl *r, const struct group *g, uint32_t after)
 	return best != 0 ? best : lowest;
 }
 
+/* The lowest member but node (a request naming no donor: that one serves). */
+static uint32_t
+lowest_but(const struct group *g, uint32_t node)
+{
+	uint32_t best = 0;
+
+	for (uint32_t i = 0; i < g->n_members; i++)
+		if (g->members[i] != node && (best == 0 || g->members[i] < best))
+			best = g->members[i];
+	return best;
+}
+
 static void
 request_send(struct repl *r, uint16_t gi)
 {
@@ -926,7 +938,7 @@ on_resync(struct repl *r, uint16_t gi, uint32_t sender, const struct wire_sync_m
 	switch (m->kind) {
 	case WIRE_SYNC_RESYNC_REQUEST:
 		if (sender != r->p.self && g->member &&
-		    (m->peer == r->p.self || (m->peer == 0 && pick_donor(r, g, 0) == r->p.self)))
+		    (m->peer == r->p.self || (m->peer == 0 && lowest_but(g, sender) == r->p.self)))
 			stream_add(g, sender, m->epoch, false);
 		break;
 	case WIRE_SYNC_RESYNC_BEGIN:

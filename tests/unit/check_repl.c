@@ -484,6 +484,35 @@ START_TEST(test_resync_under_traffic)
 }
 END_TEST
 
+/* A request that names no donor: the lowest member but the requester serves. */
+START_TEST(test_resync_any_donor)
+{
+	struct wire_sync_msg m = { .kind = WIRE_SYNC_RESYNC_REQUEST, .node_id = 3, .seq = 1,
+				   .epoch = 5, .peer = 0 };
+	uint8_t buf[64];
+	uint64_t served0, served1;
+	size_t len;
+
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	members(3);
+	settle();
+	served0 = status(0).counters[REPL_RESYNC_SERVED];
+	served1 = status(1).counters[REPL_RESYNC_SERVED];
+	{
+		uint32_t all[3] = { 1, 2, 3 };
+
+		for (int i = 0; i < 2; i++)
+			repl_on_members(nodes[i].r, 0, all, 3, true, false, now);
+	}
+	ck_assert_int_eq(wire_sync_encode(&m, buf, sizeof(buf), &len), 0);
+	for (int i = 0; i < 2; i++)
+		repl_on_deliver(nodes[i].r, 0, 3, buf, len, now, 0);
+	ck_assert_uint_eq(status(0).counters[REPL_RESYNC_SERVED], served0 + 1);
+	ck_assert_uint_eq(status(1).counters[REPL_RESYNC_SERVED], served1);
+}
+END_TEST
+
 START_TEST(test_resync_donor_leaves)
 {
 	node_start(0, EXTRA_NONE);
@@ -781,6 +810,7 @@ repl_suite(void)
 	tcase_add_test(tc, test_garbage_and_spoofed_sender);
 	tcase_add_test(tc, test_resync_on_join);
 	tcase_add_test(tc, test_resync_under_traffic);
+	tcase_add_test(tc, test_resync_any_donor);
 	tcase_add_test(tc, test_resync_donor_leaves);
 	tcase_add_test(tc, test_dataplane_restart_imports_all);
 	tcase_add_test(tc, test_dump_adopts_own_flows);
