@@ -62,13 +62,14 @@ no_drops() {
 	[ "$sum" -eq 0 ]
 }
 check "no jumbo frame dropped (BAD_IP_LENGTH, CHAINED, TRUNCATED, TX_FULL, NO_MBUF 0)" no_drops
+# One snapshot of the counters: separate reads race with a late frame.
 accounted() {
-	local rx fwd slow drops
-	rx=$(dp_counter "$P" total RX_PACKETS)
-	fwd=$(dp_counter "$P" total FORWARDED)
-	slow=$(dp_counter "$P" total SLOW_PATH)
-	drops=$(dp_ctl "$P" --json counters total | jq --argjson rx 0 \
-		'[.counters[] | select(.scope == "total" and (.name | test("^(RX|TX)_|^FORWARDED$|^SLOW_PATH$|^FLOW|^SYNCED|^MAGLEV|^NEW_FLOWS$|^UNTRACKED$|^FRAGMENT|^ICMP_ERRORS$|^TOO_BIG_SENT$|^EXPORT_|^PROVISIONAL_") | not)) | .value] | add // 0')
+	local snap rx fwd slow drops
+	snap=$(dp_ctl "$P" --json counters total) || return 1
+	rx=$(jq '[.counters[] | select(.scope == "total" and .name == "RX_PACKETS") | .value] | add // 0' <<<"$snap")
+	fwd=$(jq '[.counters[] | select(.scope == "total" and .name == "FORWARDED") | .value] | add // 0' <<<"$snap")
+	slow=$(jq '[.counters[] | select(.scope == "total" and .name == "SLOW_PATH") | .value] | add // 0' <<<"$snap")
+	drops=$(jq '[.counters[] | select(.scope == "total" and (.name | test("^(RX|TX)_|^FORWARDED$|^SLOW_PATH$|^FLOW|^SYNCED|^MAGLEV|^NEW_FLOWS$|^UNTRACKED$|^FRAGMENT|^ICMP_ERRORS$|^TOO_BIG_SENT$|^EXPORT_|^PROVISIONAL_") | not)) | .value] | add // 0' <<<"$snap")
 	log "  RX_PACKETS $rx = FORWARDED $fwd + drops $drops + SLOW_PATH $slow"
 	[ "$rx" -eq $((fwd + drops + slow)) ]
 }
