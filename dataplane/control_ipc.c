@@ -164,14 +164,11 @@ counters(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg 
 	counters_port(c, &l);
 	counters_workers(c, &l);
 	counters_dests(c, &l);
-	for (int i = 0; i < CONTROL_COUNTER_MAX; i++)
-		ipc_counter_add(&l, "control", control_counter_names[i], c->counters[i]);
-	for (int i = 0; i < NDISC_REFUSAL_MAX; i++)
-		ipc_counter_add(&l, "control", ndisc_refusal_names[i], c->refused[i]);
-	for (int i = 0; i < IPC_COUNTER_MAX; i++)
-		ipc_counter_add(&l, "ipc", ipc_counter_names[i], ic->counts[i]);
-	for (int i = 0; i < WIRE_DROP_MAX; i++)
-		ipc_counter_add(&l, "ipc", wire_drop_names[i], ic->wire.drops[i]);
+	ipc_counter_add_array(&l, "control", control_counter_names, c->counters,
+			      CONTROL_COUNTER_MAX);
+	ipc_counter_add_array(&l, "control", ndisc_refusal_names, c->refused, NDISC_REFUSAL_MAX);
+	ipc_counter_add_array(&l, "ipc", ipc_counter_names, ic->counts, IPC_COUNTER_MAX);
+	ipc_counter_add_array(&l, "ipc", wire_drop_names, ic->wire.drops, WIRE_DROP_MAX);
 	ipc_counter_add(&l, "control", "NEIGHBOURS", neigh_count(c->neigh));
 	ipc_counter_add(&l, "synced", "ENTRIES", synced_count(c->sh->synced));
 	resp->kind = WIRE_CTL_COUNTERS_RESPONSE;

@@ -81,3 +81,11 @@ ipc_counter_add(struct ipc_counter_list *l, const char *scope, const char *name,
 	snprintf(e->name, sizeof(e->name), "%s", name);
 	e->value = value;
 }
+
+void
+ipc_counter_add_array(struct ipc_counter_list *l, const char *scope,
+		      const char *const *names, const uint64_t *values, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		ipc_counter_add(l, scope, names[i], values[i]);
+}

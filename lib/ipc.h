@@ -98,4 +98,8 @@ struct ipc_counter_list {
 void ipc_counter_add(struct ipc_counter_list *l, const char *scope, const char *name,
 		     uint64_t value);
 
+/* n counters of one scope: names[i] and values[i] (an X-macro's pair). */
+void ipc_counter_add_array(struct ipc_counter_list *l, const char *scope,
+			   const char *const *names, const uint64_t *values, size_t n);
+
 #endif /* MAGLB_LIB_IPC_H */

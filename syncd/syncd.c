@@ -352,8 +352,7 @@ counters_group(struct syncd *s, uint16_t gi, struct ipc_counter_list *l)
 	ipc_counter_add(l, scope, "self_lag_p99_us", st.self_lag_p99_us);
 	ipc_counter_add(l, scope, "import_lag_p50_us", st.import_lag_p50_us);
 	ipc_counter_add(l, scope, "import_lag_p99_us", st.import_lag_p99_us);
-	for (int i = 0; i < REPL_COUNTER_MAX; i++)
-		ipc_counter_add(l, scope, repl_counter_names[i], st.counters[i]);
+	ipc_counter_add_array(l, scope, repl_counter_names, st.counters, REPL_COUNTER_MAX);
 }
 
 static int
@@ -373,18 +372,15 @@ counters(struct syncd *s, const struct wire_ctl_msg *req, struct wire_ctl_msg *r
 	ipc_counter_add(&l, "sync", "entries", cache_count(c));
 	ipc_counter_add(&l, "sync", "cache_bytes", cache_bytes(c));
 	ipc_counter_add(&l, "sync", "import_queue", repl_import_queue(s->repl));
-	for (int i = 0; i < REPL_NODE_COUNTER_MAX; i++)
-		ipc_counter_add(&l, "sync", repl_node_counter_names[i], node[i]);
-	for (int i = 0; i < WIRE_DROP_MAX; i++)
-		ipc_counter_add(&l, "sync", wire_drop_names[i], repl_wire_counters(s->repl)->drops[i]);
+	ipc_counter_add_array(&l, "sync", repl_node_counter_names, node, REPL_NODE_COUNTER_MAX);
+	ipc_counter_add_array(&l, "sync", wire_drop_names, repl_wire_counters(s->repl)->drops,
+			      WIRE_DROP_MAX);
 	for (uint16_t g = 0; g < repl_groups(s->repl); g++)
 		counters_group(s, g, &l);
-	for (int i = 0; i < SYNCD_CPG_COUNTER_MAX; i++)
-		ipc_counter_add(&l, "cpg", syncd_cpg_counter_names[i], link[i]);
-	for (int i = 0; i < IPC_ASYNC_COUNTER_MAX; i++)
-		ipc_counter_add(&l, "dataplane", ipc_async_counter_names[i], dp->counts[i]);
-	for (int i = 0; i < IPC_COUNTER_MAX; i++)
-		ipc_counter_add(&l, "ipc", ipc_counter_names[i], ic->counts[i]);
+	ipc_counter_add_array(&l, "cpg", syncd_cpg_counter_names, link, SYNCD_CPG_COUNTER_MAX);
+	ipc_counter_add_array(&l, "dataplane", ipc_async_counter_names, dp->counts,
+			      IPC_ASYNC_COUNTER_MAX);
+	ipc_counter_add_array(&l, "ipc", ipc_counter_names, ic->counts, IPC_COUNTER_MAX);
 	resp->kind = WIRE_CTL_COUNTERS_RESPONSE;
 	resp->counters.counters = l.v;
 	resp->counters.count = l.n;
