@@ -93,19 +93,7 @@ client() {   # NAME [lbclient args]: JSON to $dir/NAME.json
 		>"$dir/$name.json" 2>"$dir/$name.err"
 }
 
-# The backends' established connections; fails while one has
-# unacknowledged data.
-backend_sockets() {
-	local b out sockets=0
-	for b in "${TOPO_BACKENDS[@]}"; do
-		out=$(run_in "${P}$b" ss -tinH state established "( sport = :$TOPO_PORT )") ||
-			return 1
-		[[ $out != *unacked:* ]] || return 1
-		sockets=$((sockets + $(grep -c '^[0-9]' <<<"$out")))
-	done
-	echo "$sockets"
-}
-backends_hold() { [ "$(backend_sockets)" = "$1" ]; }
+backends_hold() { [ "$(backend_sockets "$P")" = "$1" ]; }
 
 declare -A held_pid=() held_conns=()
 held_total=0

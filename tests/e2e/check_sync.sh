@@ -61,26 +61,14 @@ client() {   # name [lbclient args]
 # hold file NAME.go), ROUNDS rounds (default 3) INTERVAL_MS apart (default
 # 0; the first after the hold too); returns once all are held and quiet.
 client_held() {
-	held_base=$(backend_sockets) || return 1
+	# (the control run's broken connections stay established at the backends
+	# their clients left: count from what is there)
+	held_base=$(backend_sockets "$P") || return 1
 	client "$1" --conns "$CONNS" --rounds "${2:-3}" --interval-ms "${3:-0}" \
 		--hold-file "$dir/$1.go" --held-file "$dir/$1.held" --timeout-s 120 &
 	held_pid=$!
 	await_cond 30 test -e "$dir/$1.held" || return 1
 	await_cond 10 backends_acked
-}
-
-# The backends' established connections; fails if one has unacknowledged
-# data. (The control run's broken connections stay established at the
-# backends their clients left: client_held counts from what is there.)
-backend_sockets() {
-	local b out sockets=0
-	for b in "${TOPO_BACKENDS[@]}"; do
-		out=$(run_in "${P}$b" ss -tinH state established "( sport = :$TOPO_PORT )") ||
-			return 1
-		[[ $out != *unacked:* ]] || return 1
-		sockets=$((sockets + $(grep -c '^[0-9]' <<<"$out")))
-	done
-	echo "$sockets"
 }
 
 # True once the backends hold CONNS connections more than before the client
@@ -90,7 +78,7 @@ backend_sockets() {
 # packet that makes the entry (f.) before the test means it to.
 backends_acked() {
 	local sockets
-	sockets=$(backend_sockets) || return 1
+	sockets=$(backend_sockets "$P") || return 1
 	[ "$sockets" -eq $((held_base + CONNS)) ]
 }
 

@@ -301,6 +301,20 @@ topo_setup() {
 	fi
 }
 
+# backend_sockets PREFIX: the backends' established connections to
+# TOPO_PORT, printed; fails while one has unacknowledged data (its client's
+# ACK has not crossed the load balancer yet).
+backend_sockets() {
+	local p=$1 b out sockets=0
+	for b in "${TOPO_BACKENDS[@]}"; do
+		out=$(run_in "${p}$b" ss -tinH state established "( sport = :$TOPO_PORT )") ||
+			return 1
+		[[ $out != *unacked:* ]] || return 1
+		sockets=$((sockets + $(grep -c '^[0-9]' <<<"$out")))
+	done
+	echo "$sockets"
+}
+
 # start_tool PREFIX NAME NS CMD...: start CMD in NS in the background with
 # stdout/stderr in $(topo_dir PREFIX)/NAME.out/.err, and wait (10 s at most)
 # for its "ready" line. Fails, showing its stderr, if it exits or times out.
