@@ -438,9 +438,3 @@ cache_group_digest(const struct cache *c, uint16_t group, uint32_t now_ms, uint3
 	}
 	return st;
 }
-
-const struct catalog *
-cache_catalog(const struct cache *c)
-{
-	return c->cat;
-}

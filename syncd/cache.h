@@ -137,6 +137,4 @@ struct cache_group_stats cache_group_stats(const struct cache *c, uint16_t group
 struct cache_group_stats cache_group_digest(const struct cache *c, uint16_t group,
 					    uint32_t now_ms, uint32_t margin_ms);
 
-const struct catalog *cache_catalog(const struct cache *c);
-
 #endif /* MAGLB_SYNCD_CACHE_H */

@@ -164,12 +164,6 @@ catalog_destroy(struct catalog *c)
 	free(c);
 }
 
-uint16_t
-catalog_vips(const struct catalog *c)
-{
-	return c->n_vips;
-}
-
 const struct catalog_vip *
 catalog_vip(const struct catalog *c, uint16_t vip)
 {

@@ -58,7 +58,6 @@ struct catalog *catalog_create(const struct config *cfg);
 /* NULL is a no-op. */
 void catalog_destroy(struct catalog *c);
 
-uint16_t catalog_vips(const struct catalog *c);
 const struct catalog_vip *catalog_vip(const struct catalog *c, uint16_t vip);
 
 /* Sync groups, in order of first appearance in the config. */

@@ -363,15 +363,6 @@ syncd_cpg_send(struct syncd_cpg *c, uint16_t group, const void *buf, size_t len)
 	return -EIO;
 }
 
-bool
-syncd_cpg_connected(const struct syncd_cpg *c)
-{
-	for (uint16_t i = 0; i < c->n_groups; i++)
-		if (!c->groups[i]->connected)
-			return false;
-	return true;
-}
-
 const uint64_t *
 syncd_cpg_counters(const struct syncd_cpg *c)
 {

@@ -75,7 +75,6 @@ int syncd_cpg_set_groups(struct syncd_cpg *c, const char *const *names, uint16_t
  */
 int syncd_cpg_send(struct syncd_cpg *c, uint16_t group, const void *buf, size_t len);
 
-bool syncd_cpg_connected(const struct syncd_cpg *c);
 const uint64_t *syncd_cpg_counters(const struct syncd_cpg *c);
 
 #endif /* MAGLB_SYNCD_CPG_H */
