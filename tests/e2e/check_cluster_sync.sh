@@ -49,7 +49,13 @@ sync_json() { cluster_run "$P" "$1" "$MAGLB_BUILD/ctl/maglbctl" --json --sync-se
 sync_value() { sync_json "$1" | jq -r --arg n "$2" '.groups[] | select(.name == "default") | .[$n] // 0'; }
 node_value() { sync_json "$1" | jq -r --arg n "$2" '.node[$n] // 0'; }
 synced() { [ "$(node_value "$1" synced)" = 1 ]; }
-verify() { cluster_run "$P" "$1" "$MAGLB_BUILD/ctl/maglbctl" --sync-service "$(cluster_syncd_service "$P" "$1")" sync verify; }
+# verify I [GROUP]: maglbctl sync verify on node I.
+verify() {
+	local i=$1
+	shift
+	cluster_run "$P" "$i" "$MAGLB_BUILD/ctl/maglbctl" --sync-service \
+		"$(cluster_syncd_service "$P" "$i")" sync verify "$@"
+}
 
 # Flows as "proto vip vport client cport backend": a node's own established
 # ones (worker tables; a flow only SYN'd is not replicated), or its entries
@@ -133,6 +139,12 @@ check "replication: B's synced entries are A's flows, backend included" diff "$d
 check "replication: C's synced entries are A's flows, backend included" diff "$dir/a.flows" "$dir/c.flows"
 check "replication: sync verify agrees" verify 2
 verify 2
+no_such_group() {
+	local out rc=0
+	out=$(verify 2 nosuch 2>&1) || rc=$?
+	[ "$rc" -eq 1 ] && [[ $out == *"no sync group 'nosuch'"* ]]
+}
+check "replication: sync verify of a group the node lacks exits 1, saying so" no_such_group
 
 # ------------------------------------------------------------- b. SYN flood
 exported_before=$(node_value 1 export_entries)

@@ -1839,6 +1839,11 @@ START_TEST(test_maglbctl_bad_arguments)
 		{ "reload", "--now" },
 		{ "--timeout", "0", "status" },
 		{ "counters", "a", "b" },
+		{ "sync", "frobnicate" },
+		{ "sync", "verify", "default", "extra" },
+		{ "sync", "verify", "a-group-name-longer-than-sixty-three-characters-is-not-a-group-0" },
+		{ "--sync-service", "", "sync" },
+		{ "sync", "--sync-service" },
 	};
 	static struct ctl_run r;
 
@@ -1865,6 +1870,10 @@ START_TEST(test_maglbctl_not_running)
 	ctl_run(&r, "maglb-check-nobody",
 		(const char *const[]){ "--json", "flows", NULL });
 	ctl_expect(&r, 3, NULL, "is not running");
+	/* sync goes to syncd's service, named by --sync-service */
+	ctl_run(&r, "maglb-check-nobody", (const char *const[]){
+		"--sync-service", "maglb-check-nosyncd", "sync", NULL });
+	ctl_expect(&r, 3, NULL, "service maglb-check-nosyncd is not running");
 }
 END_TEST
 
