@@ -24,6 +24,11 @@
 #define CONTEXT_MAX 64
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+const char *const config_cluster_mode_names[CONFIG_CLUSTER_MODE_MAX] = {
+	[CONFIG_CLUSTER_ACTIVE_PASSIVE] = "active-passive",
+	[CONFIG_CLUSTER_ACTIVE_ACTIVE] = "active-active",
+};
+
 const char *const config_proto_names[CONFIG_PROTO_MAX] = {
 	[CONFIG_PROTO_TCP] = "tcp",
 	[CONFIG_PROTO_UDP] = "udp",
@@ -209,6 +214,21 @@ read_uints(const struct parser *p, const config_setting_t *group,
 	return 0;
 }
 
+/* Boolean key of group into *out if present (*out untouched if absent). */
+static int
+read_bool(const struct parser *p, const config_setting_t *group,
+	  const char *ctx, const char *key, bool *out)
+{
+	const config_setting_t *s = config_setting_get_member(group, key);
+
+	if (s == NULL)
+		return 0;
+	if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+		return parse_fail(p, s, "%s'%s' must be true or false", ctx, key);
+	*out = config_setting_get_bool(s) != 0;
+	return 0;
+}
+
 /* String key of group into *out if present (*out untouched if absent). */
 static int
 read_string(const struct parser *p, const config_setting_t *group,
@@ -383,10 +403,13 @@ parse_cluster(const struct parser *p, const config_setting_t *root,
 	      struct config *cfg)
 {
 	static const struct key keys[] = {
-		{ "hash_seed", true }, { NULL, false },
+		{ "hash_seed", true }, { "mode", false }, { "preempt", false },
+		{ "lease_ms", false }, { "hooks_dir", false },
+		{ "hook_timeout_ms", false }, { NULL, false },
 	};
-	const config_setting_t *group = NULL, *s = NULL;
-	const char *seed = NULL;
+	const config_setting_t *group = NULL, *s = NULL, *ds = NULL;
+	const char *seed = NULL, *dir = NULL;
+	int mode = (int)cfg->mode;
 	int rc;
 
 	rc = read_group(p, root, "", "cluster", &group);
@@ -394,10 +417,30 @@ parse_cluster(const struct parser *p, const config_setting_t *root,
 		rc = check_keys(p, group, "in cluster", keys);
 	if (rc == 0)
 		rc = read_string(p, group, "", "hash_seed", &seed, &s);
+	if (rc == 0)
+		rc = read_enum(p, group, "cluster: ", "mode", config_cluster_mode_names,
+			       CONFIG_CLUSTER_MODE_MAX, &mode);
+	if (rc == 0)
+		rc = read_bool(p, group, "cluster: ", "preempt", &cfg->preempt);
+	if (rc == 0)
+		rc = read_uint(p, group, "cluster: ", "lease_ms", CONFIG_LEASE_MS_MIN,
+			       CONFIG_LEASE_MS_MAX, &cfg->lease_ms);
+	if (rc == 0)
+		rc = read_uint(p, group, "cluster: ", "hook_timeout_ms", 100, 600000,
+			       &cfg->hook_timeout_ms);
+	if (rc == 0)
+		rc = read_string(p, group, "cluster: ", "hooks_dir", &dir, &ds);
 	if (rc < 0)
 		return rc;
+	cfg->mode = (enum config_cluster_mode)mode;
 	if (!parse_hex(seed, cfg->hash_seed, sizeof(cfg->hash_seed), 0))
 		return parse_fail(p, s, "bad hash_seed: want exactly 32 hex digits (16 random bytes)");
+	if (dir != NULL) {
+		if (dir[0] != '/' || strlen(dir) >= sizeof(cfg->hooks_dir))
+			return parse_fail(p, ds, "cluster: hooks_dir must be an absolute path "
+					  "of at most %zu characters", sizeof(cfg->hooks_dir) - 1);
+		memcpy(cfg->hooks_dir, dir, strlen(dir) + 1);
+	}
 	return 0;
 }
 
@@ -829,6 +872,9 @@ static void
 config_defaults(struct config *cfg)
 {
 	cfg->priority = 100;
+	cfg->mode = CONFIG_CLUSTER_ACTIVE_PASSIVE;
+	cfg->lease_ms = 1000;
+	cfg->hook_timeout_ms = 10000;
 	cfg->flows = (struct config_flows){
 		.capacity = 1048576,
 		.shared_capacity = 4194304,

@@ -70,6 +70,18 @@ enum config_health_type {
 	CONFIG_HEALTH_MAX
 };
 
+/* What the cluster's nodes do (cluster.mode). */
+enum config_cluster_mode {
+	CONFIG_CLUSTER_ACTIVE_PASSIVE = 0, /* the best eligible node owns the VIPs */
+	CONFIG_CLUSTER_ACTIVE_ACTIVE,      /* every eligible node serves them */
+	CONFIG_CLUSTER_MODE_MAX
+};
+
+#define CONFIG_LEASE_MS_MIN 100u
+#define CONFIG_LEASE_MS_MAX 60000u
+#define CONFIG_HOOKS_DIR_MAX 256
+
+extern const char *const config_cluster_mode_names[CONFIG_CLUSTER_MODE_MAX];
 extern const char *const config_proto_names[CONFIG_PROTO_MAX];
 extern const char *const config_encap_names[CONFIG_ENCAP_MAX];
 extern const char *const config_hash_mode_names[CONFIG_HASH_MAX];
@@ -148,6 +160,11 @@ struct config_sync {
 struct config {
 	char file[256];                 /* the path it was loaded from */
 	uint8_t hash_seed[16];          /* cluster.hash_seed, 32 hex digits */
+	enum config_cluster_mode mode;  /* cluster.mode, default active-passive */
+	bool preempt;                   /* a better node takes the role back */
+	uint32_t lease_ms;              /* VIP ownership lease, renewed by syncd */
+	char hooks_dir[CONFIG_HOOKS_DIR_MAX]; /* role-change hooks; "" none */
+	uint32_t hook_timeout_ms;       /* each hook's time limit */
 	uint32_t node_id;               /* >= 1 */
 	uint32_t priority;              /* 0..255 */
 	bool has_node_addr4, has_node_addr6;

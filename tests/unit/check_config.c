@@ -138,6 +138,11 @@ START_TEST(test_defaults_applied)
 	const struct config_vip *vip = &cfg->vips[0];
 
 	ck_assert_uint_eq(cfg->priority, 100);
+	ck_assert_int_eq(cfg->mode, CONFIG_CLUSTER_ACTIVE_PASSIVE);
+	ck_assert(!cfg->preempt);
+	ck_assert_uint_eq(cfg->lease_ms, 1000);
+	ck_assert_str_eq(cfg->hooks_dir, "");
+	ck_assert_uint_eq(cfg->hook_timeout_ms, 10000);
 	ck_assert_uint_eq(cfg->ports[0].mtu, 1500);
 	ck_assert(!cfg->ports[0].has_gateway4 && !cfg->ports[0].has_gateway6);
 	ck_assert_uint_eq(cfg->flows.capacity, 1048576);
@@ -696,6 +701,39 @@ START_TEST(test_error_truncated)
 }
 END_TEST
 
+START_TEST(test_cluster_keys)
+{
+	struct config *cfg = load_ok("cluster = { hash_seed = \"0123456789abcdef0123456789abcdef\";\n"
+				     "  mode = \"active-active\"; preempt = true; lease_ms = 300;\n"
+				     "  hooks_dir = \"/etc/maglb/hooks.d\"; hook_timeout_ms = 2000; };\n"
+				     NODE PORTS WEB4_VIPS);
+
+	ck_assert_int_eq(cfg->mode, CONFIG_CLUSTER_ACTIVE_ACTIVE);
+	ck_assert(cfg->preempt);
+	ck_assert_uint_eq(cfg->lease_ms, 300);
+	ck_assert_str_eq(cfg->hooks_dir, "/etc/maglb/hooks.d");
+	ck_assert_uint_eq(cfg->hook_timeout_ms, 2000);
+	config_free(cfg);
+}
+END_TEST
+
+#define SEED "cluster = { hash_seed = \"0123456789abcdef0123456789abcdef\";\n"
+
+START_TEST(test_cluster_keys_refused)
+{
+	expect_error(SEED "  mode = \"active-standby\"; };\n" NODE PORTS WEB4_VIPS,
+		     "t.conf:2: ", "bad mode 'active-standby' (one of: active-passive, active-active)");
+	expect_error(SEED "  preempt = 1; };\n" NODE PORTS WEB4_VIPS,
+		     "t.conf:2: ", "'preempt' must be true or false");
+	expect_error(SEED "  lease_ms = 50; };\n" NODE PORTS WEB4_VIPS,
+		     "t.conf:2: ", "lease_ms");
+	expect_error(SEED "  hooks_dir = \"hooks.d\"; };\n" NODE PORTS WEB4_VIPS,
+		     "t.conf:2: ", "hooks_dir must be an absolute path");
+	expect_error(SEED "  hook_timeout_ms = 0; };\n" NODE PORTS WEB4_VIPS,
+		     "t.conf:2: ", "hook_timeout_ms");
+}
+END_TEST
+
 static void
 add(Suite *s, const char *name, const TTest *test)
 {
@@ -712,6 +750,8 @@ config_suite(void)
 
 	add(s, "example_loads", test_example_loads);
 	add(s, "defaults_applied", test_defaults_applied);
+	add(s, "cluster_keys", test_cluster_keys);
+	add(s, "cluster_keys_refused", test_cluster_keys_refused);
 	add(s, "sections_override_defaults", test_sections_override_defaults);
 	add(s, "vip_health_inherits", test_vip_health_inherits);
 	add(s, "ipv6_vip", test_ipv6_vip);
