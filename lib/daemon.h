@@ -8,7 +8,9 @@
 #define MAGLB_LIB_DAEMON_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <qb/qbloop.h>
 
@@ -28,6 +30,26 @@ void daemon_log_init(const char *prog, bool foreground);
  * only) when the system has no such group.
  */
 gid_t daemon_ipc_group(void);
+
+/* CLOCK_MONOTONIC in ms, wrapping: timers and timeouts (compare by difference). */
+static inline uint32_t
+daemon_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint32_t)((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+}
+
+/* CLOCK_REALTIME in µs: stamps other nodes read (lag, restarts). */
+static inline uint64_t
+daemon_real_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
 
 struct daemon_signals;
 

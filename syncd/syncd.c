@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/timerfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <poll.h>
@@ -21,6 +20,7 @@
 #include "lib/ipc_server.h"
 #include "syncd/cache.h"
 #include "syncd/catalog.h"
+#include "syncd/cluster.h"
 #include "syncd/cpg.h"
 #include "syncd/repl.h"
 
@@ -44,6 +44,7 @@ struct syncd {
 	struct syncd_cpg *cpg;
 	struct ipc_async *dp;
 	struct ipc_server *server;
+	struct syncd_cluster *cluster;
 	int tick_fd;
 	bool tick_fast;
 	bool subscribed;
@@ -60,24 +61,6 @@ struct import_ctx {
 	struct syncd *s;
 	uint64_t token;
 };
-
-static uint32_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint32_t)((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
-}
-
-static uint64_t
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 static void tick_arm(struct syncd *s, bool fast);
 
@@ -97,7 +80,7 @@ import_done(void *arg, int rc, const struct wire_ctl_msg *resp)
 	struct import_ctx *ctx = arg;
 	bool ok = rc == 0 && resp->kind == WIRE_CTL_ERROR && resp->error.code == 0;
 
-	repl_import_done(ctx->s->repl, ctx->token, ok, now_us());
+	repl_import_done(ctx->s->repl, ctx->token, ok, daemon_real_us());
 	tick_arm(ctx->s, true);
 	free(ctx);
 }
@@ -136,13 +119,13 @@ dump_done(struct syncd *s, bool complete)
 {
 	s->dumping = false;
 	if (complete)
-		repl_dump_end(s->repl, s->dp_authoritative, now_ms(), now_us());
+		repl_dump_end(s->repl, s->dp_authoritative, daemon_mono_ms(), daemon_real_us());
 	else
 		repl_dump_abort(s->repl);
 	if (s->dump_then_import && s->subscribed) {
 		qb_log(LOG_INFO, "dataplane %s: importing the entries held",
 		       ipc_async_service(s->dp));
-		repl_dataplane_up(s->repl, now_ms());
+		repl_dataplane_up(s->repl, daemon_mono_ms());
 	}
 	s->dump_then_import = false;
 	tick_arm(s, true);
@@ -155,7 +138,7 @@ dumped(void *arg, int rc, const struct wire_ctl_msg *resp)
 	struct syncd *s = arg;
 
 	if (rc == 0 && resp->kind == WIRE_CTL_DUMP_RESPONSE) {
-		repl_on_dump(s->repl, resp->dump.entries, resp->dump.count, now_ms(), now_us());
+		repl_on_dump(s->repl, resp->dump.entries, resp->dump.count, daemon_mono_ms(), daemon_real_us());
 		if (resp->dump.next_cursor != 0)
 			dump_next(s, resp->dump.next_cursor);
 		else
@@ -202,7 +185,7 @@ dp_status(void *arg, int rc, const struct wire_ctl_msg *resp)
 
 	if (rc == -ENOTCONN)
 		return;
-	s->dp_authoritative = up > now_ms() - s->start_ms;
+	s->dp_authoritative = up > daemon_mono_ms() - s->start_ms;
 	qb_log(LOG_INFO, "dataplane %s: subscribed to its export stream; reading its flow "
 	       "tables (it has run %s syncd)", ipc_async_service(s->dp),
 	       s->dp_authoritative ? "since before" : "for less time than");
@@ -241,6 +224,7 @@ dp_up(void *arg)
 	};
 
 	s->subscribed = false;
+	syncd_cluster_dp_up(s->cluster);
 	if (ipc_async_send(s->dp, &m, subscribed, s) < 0)
 		qb_log(LOG_WARNING, "dataplane %s: cannot ask for the export stream",
 		       ipc_async_service(s->dp));
@@ -254,6 +238,7 @@ dp_down(void *arg, int err)
 	(void)err;
 	s->subscribed = false;
 	repl_dataplane_down(s->repl);
+	syncd_cluster_dp_down(s->cluster);
 }
 
 static void
@@ -262,7 +247,7 @@ dp_event(void *arg, const struct wire_ctl_msg *m)
 	struct syncd *s = arg;
 
 	if (m->kind == WIRE_CTL_EXPORT_BATCH) {
-		repl_on_export(s->repl, &m->flows, now_ms(), now_us());
+		repl_on_export(s->repl, &m->flows, daemon_mono_ms(), daemon_real_us());
 		tick_arm(s, true);
 	}
 }
@@ -274,7 +259,7 @@ cpg_deliver(void *arg, uint16_t group, uint32_t sender, const void *msg, size_t 
 {
 	struct syncd *s = arg;
 
-	repl_on_deliver(s->repl, group, sender, msg, len, now_ms(), now_us());
+	repl_on_deliver(s->repl, group, sender, msg, len, daemon_mono_ms(), daemon_real_us());
 	tick_arm(s, true);
 }
 
@@ -284,7 +269,7 @@ cpg_members(void *arg, uint16_t group, const uint32_t *members, size_t n, bool s
 {
 	struct syncd *s = arg;
 
-	repl_on_members(s->repl, group, members, n, self_in, merged, now_ms());
+	repl_on_members(s->repl, group, members, n, self_in, merged, daemon_mono_ms());
 	tick_arm(s, true);
 }
 
@@ -314,7 +299,7 @@ on_tick(int32_t fd, int32_t revents, void *arg)
 	if (read(fd, &expirations, sizeof(expirations)) < 0)
 		return 0;
 	s->tick_fast = false;
-	repl_tick(s->repl, now_ms(), now_us());
+	repl_tick(s->repl, daemon_mono_ms(), daemon_real_us());
 	if (repl_want_reconcile(s->repl) && s->subscribed && !s->dumping)
 		dump_start(s, false);
 	synced = repl_synced(s->repl);
@@ -378,6 +363,7 @@ counters(struct syncd *s, const struct wire_ctl_msg *req, struct wire_ctl_msg *r
 	for (uint16_t g = 0; g < repl_groups(s->repl); g++)
 		counters_group(s, g, &l);
 	ipc_counter_add_array(&l, "cpg", syncd_cpg_counter_names, link, SYNCD_CPG_COUNTER_MAX);
+	syncd_cluster_counters(s->cluster, &l);
 	ipc_counter_add_array(&l, "dataplane", ipc_async_counter_names, dp->counts,
 			      IPC_ASYNC_COUNTER_MAX);
 	ipc_counter_add_array(&l, "ipc", ipc_counter_names, ic->counts, IPC_COUNTER_MAX);
@@ -439,13 +425,21 @@ serve(void *ctx, uint64_t conn_id, const struct wire_ctl_msg *req, struct wire_c
 		resp->kind = WIRE_CTL_STATUS_RESPONSE;
 		resp->status.node_id = s->cfg->node_id;
 		resp->status.vips = s->cfg->n_vips;
-		resp->status.uptime_ms = now_ms() - s->start_ms;
+		resp->status.uptime_ms = daemon_mono_ms() - s->start_ms;
 		resp->status.flows_synced = cache_count(repl_cache(s->repl));
 		return 0;
 	case WIRE_CTL_COUNTERS_REQUEST:
 		return counters(s, req, resp);
 	case WIRE_CTL_SYNC_VERIFY_REQUEST:
 		return verify(s, req, resp, errmsg, errlen);
+	case WIRE_CTL_CLUSTER_REQUEST:
+		resp->kind = WIRE_CTL_CLUSTER_STATUS;
+		return syncd_cluster_status(s->cluster, &resp->cluster);
+	case WIRE_CTL_CLUSTER_STANDBY:
+		syncd_cluster_standby(s->cluster, req->cluster_standby.on);
+		resp->kind = WIRE_CTL_ERROR;
+		resp->error.code = 0;
+		return 0;
 	case WIRE_CTL_RELOAD_REQUEST:
 		resp->kind = WIRE_CTL_RELOAD_RESULT;
 		resp->reload_result.ok = syncd_reload(s) == 0;
@@ -468,6 +462,8 @@ serve_release(void *ctx, struct wire_ctl_msg *resp)
 		free(resp->counters.counters);
 	else if (resp->kind == WIRE_CTL_SYNC_VERIFY_RESULT)
 		free(resp->sync_verify.digests);
+	else if (resp->kind == WIRE_CTL_CLUSTER_STATUS)
+		free(resp->cluster.members);
 }
 
 /* -------------------------------------------------------------- set-up */
@@ -501,7 +497,7 @@ syncd_create(qb_loop_t *loop, const struct syncd_options *o)
 	s->loop = loop;
 	s->o = *o;
 	s->tick_fd = -1;
-	s->start_ms = now_ms();
+	s->start_ms = daemon_mono_ms();
 	s->cfg = config_load(o->config, err, sizeof(err));
 	if (s->cfg == NULL) {
 		qb_log(LOG_ERR, "%s", err);
@@ -523,6 +519,9 @@ syncd_create(qb_loop_t *loop, const struct syncd_options *o)
 	s->cpg = syncd_cpg_create(loop, s->cfg->node_id, &cops, s);
 	s->dp = ipc_async_create(loop, o->dataplane_service, &dops, s);
 	if (s->server == NULL || s->cpg == NULL || s->dp == NULL || join_groups(s) < 0)
+		goto fail;
+	s->cluster = syncd_cluster_create(loop, s->cfg, s->repl, s->dp);
+	if (s->cluster == NULL)
 		goto fail;
 	s->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (s->tick_fd < 0 ||
@@ -549,6 +548,7 @@ syncd_destroy(struct syncd *s)
 		qb_loop_poll_del(s->loop, s->tick_fd);
 		close(s->tick_fd);
 	}
+	syncd_cluster_destroy(s->cluster);
 	ipc_async_destroy(s->dp);
 	syncd_cpg_destroy(s->cpg);
 	ipc_server_destroy(s->server);
@@ -578,7 +578,17 @@ syncd_reload(struct syncd *s)
 		return -EINVAL;
 	}
 	cat = catalog_create(cfg);
-	if (cat == NULL || repl_set_catalog(s->repl, cat, now_ms()) < 0) {
+	if (cat == NULL || syncd_cluster_set_config(s->cluster, cfg) < 0) {
+		qb_log(LOG_ERR, "reload refused, running config kept: out of memory");
+		catalog_destroy(cat);
+		config_free(cfg);
+		return -ENOMEM;
+	}
+	if (repl_set_catalog(s->repl, cat, daemon_mono_ms()) < 0) {
+		/* back to the running config; it held these tables a moment ago */
+		if (syncd_cluster_set_config(s->cluster, s->cfg) < 0)
+			qb_log(LOG_CRIT, "reload: out of memory going back to the running "
+			       "config: membership health tables are stale");
 		qb_log(LOG_ERR, "reload refused, running config kept: out of memory");
 		catalog_destroy(cat);
 		config_free(cfg);
