@@ -747,6 +747,7 @@ pong(void *arg, int rc, const struct wire_ctl_msg *resp)
 	if (rc != 0 || resp->kind != WIRE_CTL_STATUS_RESPONSE)
 		return;
 	c->maglev_digest = resp->status.maglev_digest;
+	repl_set_maglev_digest(c->repl, c->maglev_digest);
 	if (!c->dp_alive) {
 		c->dp_alive = true;
 		qb_log(LOG_INFO, "dataplane %s answers", ipc_async_service(c->dp));

@@ -136,6 +136,7 @@ struct import_batch {
 
 struct repl {
 	struct repl_params p;
+	uint64_t maglev_digest;         /* the dataplane's, for verify rounds */
 	struct repl_ops ops;
 	void *arg;
 	const struct catalog *cat;
@@ -988,6 +989,7 @@ on_digest(struct repl *r, uint16_t gi, uint32_t sender, const struct wire_sync_m
 		struct wire_sync_msg d = {
 			.kind = WIRE_SYNC_DIGEST, .epoch = m->epoch, .peer = sender,
 			.entry_count = st.own + st.peers, .digest = st.digest,
+			.maglev_digest = r->maglev_digest,
 		};
 		size_t len;
 
@@ -1006,6 +1008,7 @@ on_digest(struct repl *r, uint16_t gi, uint32_t sender, const struct wire_sync_m
 			return;
 	g->answers[g->n_answers++] = (struct repl_digest){
 		.node = sender, .entries = m->entry_count, .digest = m->digest,
+		.maglev = m->maglev_digest,
 	};
 }
 
@@ -1437,6 +1440,12 @@ const uint64_t *
 repl_node_counters(const struct repl *r)
 {
 	return r->node;
+}
+
+void
+repl_set_maglev_digest(struct repl *r, uint64_t digest)
+{
+	r->maglev_digest = digest;
 }
 
 uint64_t

@@ -242,6 +242,7 @@ struct repl_digest {
 	uint32_t node;
 	uint64_t entries;
 	uint64_t digest;
+	uint64_t maglev;            /* its dataplane's Maglev digest; 0 unknown */
 };
 
 enum {
@@ -280,6 +281,13 @@ bool repl_dataplane_synced(const struct repl *r);
 uint16_t repl_groups(const struct repl *r);
 void repl_group_status(const struct repl *r, uint16_t group, struct repl_group_status *st);
 const uint64_t *repl_node_counters(const struct repl *r);
+/*
+ * The dataplane's Maglev digest (its tables, all VIPs), which this node's
+ * answers to verify rounds carry: nodes that agree on backend health
+ * build the same tables.
+ */
+void repl_set_maglev_digest(struct repl *r, uint64_t digest);
+
 /* Entries waiting in the import queue (sent or not, unacknowledged). */
 uint64_t repl_import_queue(const struct repl *r);
 const struct wire_counters *repl_wire_counters(const struct repl *r);

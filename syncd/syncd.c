@@ -408,6 +408,7 @@ verify(struct syncd *s, const struct wire_ctl_msg *req, struct wire_ctl_msg *res
 	for (size_t i = 0; i < n; i++)
 		out->digests[i] = (struct wire_ctl_sync_digest){
 			.node = d[i].node, .entry_count = d[i].entries, .digest = d[i].digest,
+			.maglev_digest = d[i].maglev,
 		};
 	out->count = n;
 	return 0;

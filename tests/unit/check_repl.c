@@ -605,6 +605,10 @@ START_TEST(test_verify)
 	export(0, WIRE_FLOW_EVENT_NEW, 1, 3000, 0);
 	export(2, WIRE_FLOW_EVENT_NEW, 5000, 200, 1);
 	settle();
+	/* each answer carries its dataplane's Maglev digest: node 3's differs */
+	repl_set_maglev_digest(nodes[0].r, 0xabc);
+	repl_set_maglev_digest(nodes[1].r, 0xabc);
+	repl_set_maglev_digest(nodes[2].r, 0xdef);
 	round = repl_verify_start(nodes[1].r, 0);
 	ck_assert_int_ge(round, 1);
 	settle();
@@ -614,6 +618,7 @@ START_TEST(test_verify)
 	for (int i = 0; i < 3; i++) {
 		ck_assert_uint_eq(d[i].entries, 3200);
 		ck_assert_uint_eq(d[i].digest, d[0].digest);
+		ck_assert_uint_eq(d[i].maglev, d[i].node == 3 ? 0xdef : 0xabc);
 	}
 	/* node 3 holds an entry the others never got: it disagrees */
 	nodes[2].cpg_broken = true;
