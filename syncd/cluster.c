@@ -24,8 +24,8 @@
 
 enum {
 	TICK_MS = 10,
-	PING_MS = 50,                   /* a STATUS to the dataplane this often */
-	PING_DEAD_MS = 150,             /* unanswered this long: not answering */
+	PING_MS = 40,                   /* a STATUS to the dataplane this often */
+	PING_DEAD_MS = 120,             /* unanswered this long: not answering */
 	ANNOUNCE_MS = 1000,             /* state announced at least this often */
 	HEALTH_REPORT_MS = 5000,        /* health report at least this often */
 	TAKEOVER_WAIT_MS = 200,         /* longest wait for imports before owning */
