@@ -1097,6 +1097,10 @@ repl_on_deliver(struct repl *r, uint16_t gi, uint32_t sender, const void *buf, s
 	case WIRE_SYNC_DIGEST:
 		on_digest(r, gi, sender, &m, now_ms);
 		break;
+	case WIRE_SYNC_NODE_STATE:
+	case WIRE_SYNC_HEALTH:
+		g->counters[REPL_DROP_KIND]++;  /* they belong to the membership group */
+		break;
 	default:
 		on_resync(r, gi, sender, &m, now_ms);
 		break;

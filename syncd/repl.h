@@ -57,6 +57,7 @@ struct cache;
 	X(REJECTED_GROUP, rejected_group, "peers' entries for a VIP of another group") \
 	X(DROP_DECODE, drop_decode, "messages that did not decode (see wire drops)") \
 	X(DROP_SENDER, drop_sender, "messages whose sender is not the CPG member") \
+	X(DROP_KIND, drop_kind, "membership messages sent to a sync group") \
 	X(DROP_CPG_BACKLOG, drop_cpg_backlog, "entries lost: CPG busy and the send queue full") \
 	X(DROP_SEND_ERROR, drop_send_error, "entries lost: CPG refused the message") \
 	X(DROP_IMPORT_QUEUE, drop_import_queue, "entries lost: the import queue was full") \
