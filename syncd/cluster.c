@@ -475,7 +475,7 @@ run_hooks(struct syncd_cluster *c, enum roles_role role)
 		qb_log(LOG_ERR, "cannot run the hooks for role %s", roles_role_names[role]);
 }
 
-static void ownership_send(struct syncd_cluster *c, bool own, bool announce);
+static int ownership_send(struct syncd_cluster *c, bool own, bool announce);
 
 static void
 ownership_done(void *arg, int rc, const struct wire_ctl_msg *resp)
@@ -504,18 +504,21 @@ ownership_done(void *arg, int rc, const struct wire_ctl_msg *resp)
 	run_hooks(c, ROLES_ACTIVE);
 }
 
-/* Own (with the lease) or give up every VIP of the config. */
-static void
+/* Own (with the lease) or give up every VIP of the config. 0 or -errno. */
+static int
 ownership_send(struct syncd_cluster *c, bool own, bool announce)
 {
 	struct wire_ctl_ownership_entry *e;
 	struct wire_ctl_msg m = { .kind = WIRE_CTL_OWNERSHIP_SET };
+	int rc;
 
-	if (!ipc_async_connected(c->dp) || c->cfg->n_vips == 0)
-		return;
+	if (!ipc_async_connected(c->dp))
+		return -ENOTCONN;
+	if (c->cfg->n_vips == 0)
+		return 0;
 	e = calloc(c->cfg->n_vips, sizeof(*e));
 	if (e == NULL)
-		return;
+		return -ENOMEM;
 	for (uint32_t i = 0; i < c->cfg->n_vips; i++) {
 		snprintf(e[i].vip, sizeof(e[i].vip), "%s", c->cfg->vips[i].name);
 		e[i].owned = own;
@@ -524,13 +527,38 @@ ownership_send(struct syncd_cluster *c, bool own, bool announce)
 		.vips = e, .count = c->cfg->n_vips, .announce = announce,
 		.lease_ms = own ? c->cfg->lease_ms : 0,
 	};
-	if (ipc_async_send(c->dp, &m, ownership_done, c) == 0) {
+	rc = ipc_async_send(c->dp, &m, ownership_done, c);
+	if (rc == 0) {
 		c->ownership_inflight = true;
 		c->renewed_ms = daemon_mono_ms();
 	} else {
 		c->counters[CLUSTER_OWNERSHIP_ERRORS]++;
 	}
 	free(e);
+	return rc;
+}
+
+/*
+ * Own the VIPs once every entry held is imported (or TAKEOVER_WAIT_MS
+ * passed): the flows the old active node made must find their entries.
+ */
+static void
+try_takeover(struct syncd_cluster *c, uint32_t now)
+{
+	bool drained;
+
+	if (!c->takeover_pending || !c->dp_alive || c->ownership_inflight)
+		return;
+	drained = repl_import_queue(c->repl) == 0;
+	if (!drained && !elapsed(now, c->takeover_since_ms, TAKEOVER_WAIT_MS))
+		return;
+	if (!drained) {
+		c->counters[CLUSTER_TAKEOVER_UNSYNCED]++;
+		qb_log(LOG_WARNING, "taking over with %" PRIu64 " entries not yet imported "
+		       "(waited %u ms)", repl_import_queue(c->repl), (unsigned)TAKEOVER_WAIT_MS);
+	}
+	/* not sent (IPC window full, no memory): the next tick tries */
+	c->takeover_pending = ownership_send(c, true, true) < 0;
 }
 
 static void
@@ -554,6 +582,7 @@ set_role(struct syncd_cluster *c, enum roles_role role)
 	if (role == ROLES_ACTIVE) {
 		c->takeover_pending = true;
 		c->takeover_since_ms = daemon_mono_ms();
+		try_takeover(c, c->takeover_since_ms);
 		return;
 	}
 	c->takeover_pending = false;
@@ -596,8 +625,6 @@ evaluate(struct syncd_cluster *c)
 		for (size_t i = 0; i < c->n_members; i++)
 			if (view[i].known)
 				voters[nv++] = view[i].id;
-	if (nv == 0 && !c->in_group)
-		voters[nv++] = c->cfg->node_id;         /* alone: its own view */
 	rc = health_agree(c->health, voters, nv);
 	if (rc > 0) {
 		c->counters[CLUSTER_HEALTH_CHANGES]++;
@@ -839,20 +866,7 @@ on_tick(int32_t fd, int32_t revents, void *arg)
 		announce(c);
 	if (c->health_due || elapsed(now, c->health_sent_ms, HEALTH_REPORT_MS))
 		report_health(c);
-	if (c->takeover_pending && c->dp_alive && !c->ownership_inflight) {
-		bool drained = repl_import_queue(c->repl) == 0;
-
-		if (drained || elapsed(now, c->takeover_since_ms, TAKEOVER_WAIT_MS)) {
-			if (!drained) {
-				c->counters[CLUSTER_TAKEOVER_UNSYNCED]++;
-				qb_log(LOG_WARNING, "taking over with %" PRIu64 " entries not yet "
-				       "imported (waited %u ms)", repl_import_queue(c->repl),
-				       (unsigned)TAKEOVER_WAIT_MS);
-			}
-			c->takeover_pending = false;
-			ownership_send(c, true, true);
-		}
-	}
+	try_takeover(c, now);
 	if (c->owning && c->role == ROLES_ACTIVE && !c->ownership_inflight &&
 	    elapsed(now, c->renewed_ms, c->cfg->lease_ms / 4)) {
 		c->counters[CLUSTER_RENEWALS]++;
