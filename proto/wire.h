@@ -131,11 +131,50 @@ enum wire_sync_kind {
 	WIRE_SYNC_RESYNC_END,       /* epoch; peer = requester; entry_count */
 	WIRE_SYNC_DIGEST_REQUEST,   /* epoch = the round */
 	WIRE_SYNC_DIGEST,           /* epoch = round; peer = requester;
-				     * entry_count, digest */
+				     * entry_count, digest, maglev_digest */
+	WIRE_SYNC_NODE_STATE,       /* state */
+	WIRE_SYNC_HEALTH,           /* entries: backends down; generation */
 	WIRE_SYNC_KIND_MAX
 };
 
 extern const char *const wire_sync_kind_names[WIRE_SYNC_KIND_MAX];
+
+/* A node's role; the values are sync.proto's Role. */
+enum wire_role {
+	WIRE_ROLE_UNSPECIFIED = 0,  /* never in a NodeState; a member not heard */
+	WIRE_ROLE_PASSIVE = 1,
+	WIRE_ROLE_ACTIVE = 2,
+	WIRE_ROLE_MAX
+};
+
+/* The values are sync.proto's ClusterMode. */
+enum wire_cluster_mode {
+	WIRE_CLUSTER_MODE_UNSPECIFIED = 0,  /* never valid */
+	WIRE_CLUSTER_MODE_ACTIVE_PASSIVE = 1,
+	WIRE_CLUSTER_MODE_ACTIVE_ACTIVE = 2,
+	WIRE_CLUSTER_MODE_MAX
+};
+
+/* "unspecified", "passive", "active"; "unspecified", "active-passive", ... */
+extern const char *const wire_role_names[WIRE_ROLE_MAX];
+extern const char *const wire_cluster_mode_names[WIRE_CLUSTER_MODE_MAX];
+
+/*
+ * NODE_STATE: what the sender holds now. Decoders refuse a role or mode
+ * that is unspecified or unknown (BAD_ENUM).
+ */
+struct wire_node_state {
+	uint32_t priority;          /* node.priority */
+	bool dataplane;             /* its dataplane answers */
+	bool synced;                /* resync complete, imports acknowledged */
+	bool quorate;
+	bool standby;               /* an admin took it out */
+	bool preempt;
+	enum wire_role role;        /* the role it holds now */
+	enum wire_cluster_mode mode;
+	uint64_t incarnation;       /* its syncd's start, CLOCK_REALTIME µs:
+				     * a new value is a restart */
+};
 
 /*
  * One sync message. Fields a kind does not carry (see the enum) are ignored
@@ -150,27 +189,48 @@ struct wire_sync_msg {
 	uint32_t peer;              /* see the enum; >= 1 but in the REQUESTs */
 	uint64_t entry_count;       /* RESYNC_END, DIGEST */
 	uint64_t digest;            /* DIGEST */
+	uint64_t maglev_digest;     /* DIGEST: the sender's dataplane's Maglev
+				     * digest; 0 unknown */
 	uint64_t stamp_us;          /* NEW, REFRESH, CLOSE: the sender's
 				     * CLOCK_REALTIME µs at the first export
 				     * in it (lag); 0 none */
-	const struct wire_flow *entries; /* owned by the caller */
+	uint64_t generation;        /* HEALTH: the sender's report number */
+	struct wire_node_state state; /* NODE_STATE */
+	/*
+	 * Owned by the caller. HEALTH: the backends down, each a wire_flow
+	 * with family, vip, vip_port, proto, backend_family and backend set
+	 * and the rest zero; the VIP and the backend may be of different
+	 * families.
+	 */
+	const struct wire_flow *entries;
 	size_t count;
 };
 
 /*
  * Bytes of an encoded message without its entries, at most: a message with
  * entries e1..en takes no more than WIRE_SYNC_HEADER_MAX + sum of
- * wire_flow_encoded_size(ei) bytes, and no less than the sum.
+ * wire_flow_encoded_size(ei) bytes, and, but for HEALTH, no less than the
+ * sum. The largest message without entries is a DIGEST (62 bytes with
+ * every field at its largest), then a NODE_STATE (52).
+ *
+ * A HEALTH entry is sent without its client, lifetime and flags: it adds
+ * WIRE_BACKEND_REF_ENCODED_MIN to WIRE_BACKEND_REF_ENCODED_MAX bytes
+ * (IPv6 VIP and backend, port above 16383), always fewer than
+ * wire_flow_encoded_size(). So a message of len bytes of any kind holds at
+ * most len / WIRE_BACKEND_REF_ENCODED_MIN entries: size decode buffers for
+ * HEALTH with that (len / WIRE_FLOW_ENCODED_MIN is enough for the others).
  */
 enum {
-	WIRE_SYNC_HEADER_MAX = 48,
+	WIRE_SYNC_HEADER_MAX = 64,
+	WIRE_BACKEND_REF_ENCODED_MIN = 16,
+	WIRE_BACKEND_REF_ENCODED_MAX = 44,
 };
 
 /*
  * Pack m into buf (len bytes). On success returns 0 and stores the encoded
  * length in *out_len. Returns -EINVAL if m is not valid (unknown kind, node
  * id 0, epoch 0 or requester 0 in a resync, an invalid entry, entries
- * missing), -ENOSPC if buf is too small (*out_len then holds the size
+ * missing, a NODE_STATE's role or mode unspecified), -ENOSPC if buf is too small (*out_len then holds the size
  * needed), -ENOMEM. buf is written only on success.
  */
 int wire_sync_encode(const struct wire_sync_msg *m, uint8_t *buf, size_t len,
@@ -186,7 +246,7 @@ size_t wire_sync_encoded_size(const struct wire_sync_msg *m);
  * -errno, bumps exactly one counter of c (c may be NULL) and leaves m and
  * entries untouched:
  *   -EBADMSG          TRUNCATED, UNKNOWN_KIND, BAD_SENDER, BAD_EPOCH,
- *                     BAD_ADDRESS, BAD_PROTOCOL, BAD_PORT
+ *                     BAD_ADDRESS, BAD_PROTOCOL, BAD_PORT, BAD_ENUM
  *   -EPROTONOSUPPORT  BAD_VERSION
  *   -EMSGSIZE         TOO_MANY_ENTRIES
  *   -ENOMEM           NO_MEMORY
@@ -224,6 +284,9 @@ enum wire_ctl_kind {
 	WIRE_CTL_ERROR,                 /* error; code 0 acknowledges success */
 	WIRE_CTL_SYNC_VERIFY_REQUEST,   /* sync_verify_request (to syncd) */
 	WIRE_CTL_SYNC_VERIFY_RESULT,    /* sync_verify */
+	WIRE_CTL_CLUSTER_REQUEST,       /* no body (to syncd) */
+	WIRE_CTL_CLUSTER_STATUS,        /* cluster */
+	WIRE_CTL_CLUSTER_STANDBY,       /* cluster_standby (to syncd) */
 	WIRE_CTL_KIND_MAX
 };
 
@@ -283,6 +346,7 @@ struct wire_ctl_status {
 	uint64_t uptime_ms;
 	uint64_t flows_local;       /* in the workers' tables */
 	uint64_t flows_synced;      /* in the table synced from peers */
+	uint64_t maglev_digest;     /* every VIP's Maglev table, combined */
 };
 
 struct wire_ctl_counters_request {
@@ -315,6 +379,7 @@ struct wire_ctl_vip {
 	uint32_t backends;
 	uint32_t backends_up;
 	uint64_t flows;
+	uint64_t maglev_digest;     /* of its Maglev table */
 };
 
 struct wire_ctl_backend {
@@ -362,6 +427,8 @@ struct wire_ctl_ownership {
 	struct wire_ctl_ownership_entry *vips;
 	size_t count;
 	bool announce;              /* gratuitous ARP / unsolicited NA */
+	uint32_t lease_ms;          /* VIPs taken stay owned this long unless
+				     * renewed; 0 no lease */
 };
 
 struct wire_ctl_lookup {
@@ -404,6 +471,7 @@ struct wire_ctl_sync_digest {
 	uint32_t node;              /* >= 1 */
 	uint64_t entry_count;
 	uint64_t digest;
+	uint64_t maglev_digest;     /* its dataplane's; 0 unknown */
 };
 
 struct wire_ctl_sync_verify {
@@ -412,6 +480,40 @@ struct wire_ctl_sync_verify {
 	uint32_t members;
 	struct wire_ctl_sync_digest *digests;
 	size_t count;
+};
+
+/* One member of the cluster, as the node answering sees it. */
+struct wire_ctl_cluster_member {
+	uint32_t id;                /* >= 1 */
+	enum wire_role role;        /* UNSPECIFIED only when !known */
+	uint32_t priority;
+	bool known;                 /* its state was heard; else the rest is
+				     * zero */
+	bool eligible;              /* may hold the active role now */
+	bool dataplane;
+	bool synced;
+	bool quorate;
+	bool standby;
+};
+
+/* CLUSTER_STATUS: the membership, from syncd. */
+struct wire_ctl_cluster {
+	uint32_t node_id;           /* this node, >= 1 */
+	enum wire_cluster_mode mode;
+	bool preempt;
+	bool quorate;
+	enum wire_role role;        /* this node's: PASSIVE or ACTIVE */
+	bool eligible;
+	bool standby;
+	uint64_t role_changes;
+	uint64_t last_change_unix_ms; /* 0: never */
+	uint32_t lease_ms;          /* of the VIP ownership it hands out */
+	struct wire_ctl_cluster_member *members;
+	size_t count;
+};
+
+struct wire_ctl_cluster_standby {
+	bool on;
 };
 
 struct wire_ctl_error {
@@ -443,6 +545,8 @@ struct wire_ctl_msg {
 		struct wire_ctl_error error;
 		struct wire_ctl_sync_verify_request sync_verify_request;
 		struct wire_ctl_sync_verify sync_verify;
+		struct wire_ctl_cluster cluster;
+		struct wire_ctl_cluster_standby cluster_standby;
 	};
 };
 
@@ -460,11 +564,12 @@ size_t wire_ctl_encoded_size(const struct wire_ctl_msg *m);
 
 /*
  * Decode and validate buf (len bytes) into *m. On success returns 0; the
- * arrays of m (counters, vip_list, ownership, dump, flows) are then
- * allocated with malloc, NULL when empty, and the caller releases them with
- * wire_ctl_msg_free(). On failure returns -errno as wire_sync_decode() does
- * (BAD_STRING and BAD_ENUM give -EBADMSG), bumps exactly one counter of c
- * (may be NULL), allocates nothing and leaves *m untouched.
+ * arrays of m (counters, vip_list, ownership, dump, flows, sync_verify,
+ * cluster) are then allocated with malloc, NULL when empty, and the caller
+ * releases them with wire_ctl_msg_free(). On failure returns -errno as
+ * wire_sync_decode() does (BAD_STRING and BAD_ENUM give -EBADMSG), bumps
+ * exactly one counter of c (may be NULL), allocates nothing and leaves *m
+ * untouched.
  */
 int wire_ctl_decode(const uint8_t *buf, size_t len, struct wire_ctl_msg *m,
 		    struct wire_counters *c);

@@ -37,6 +37,9 @@ const char *const wire_ctl_kind_names[WIRE_CTL_KIND_MAX] = {
 	[WIRE_CTL_ERROR] = "error",
 	[WIRE_CTL_SYNC_VERIFY_REQUEST] = "sync-verify-request",
 	[WIRE_CTL_SYNC_VERIFY_RESULT] = "sync-verify-result",
+	[WIRE_CTL_CLUSTER_REQUEST] = "cluster-request",
+	[WIRE_CTL_CLUSTER_STATUS] = "cluster-status",
+	[WIRE_CTL_CLUSTER_STANDBY] = "cluster-standby",
 };
 
 const char *const wire_backend_state_names[WIRE_BACKEND_STATE_MAX] = {
@@ -79,6 +82,8 @@ bool wire_ctl_kind_is_request(enum wire_ctl_kind kind)
 	case WIRE_CTL_EXPORT_SUBSCRIBE:
 	case WIRE_CTL_IMPORT_BATCH:
 	case WIRE_CTL_SYNC_VERIFY_REQUEST:
+	case WIRE_CTL_CLUSTER_REQUEST:
+	case WIRE_CTL_CLUSTER_STANDBY:
 		return true;
 	default:
 		return false;
@@ -137,6 +142,9 @@ struct ctl_pb {
 		Maglb__Control__Error error;
 		Maglb__Control__SyncVerifyRequest sync_verify_request;
 		Maglb__Control__SyncVerifyResult sync_verify;
+		Maglb__Control__ClusterRequest cluster_request;
+		Maglb__Control__ClusterStatus cluster;
+		Maglb__Control__ClusterStandby cluster_standby;
 	} body;
 	Maglb__Sync__Flow flow;     /* lookups */
 	void **arrays[2];           /* allocated */
@@ -193,6 +201,7 @@ static int status_to_c(const void *body, struct wire_ctl_msg *m)
 		.uptime_ms = s->uptime_ms,
 		.flows_local = s->flows_local,
 		.flows_synced = s->flows_synced,
+		.maglev_digest = s->maglev_digest,
 	};
 	return 0;
 }
@@ -210,6 +219,7 @@ static int status_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 	s->uptime_ms = m->status.uptime_ms;
 	s->flows_local = m->status.flows_local;
 	s->flows_synced = m->status.flows_synced;
+	s->maglev_digest = m->status.maglev_digest;
 	return 0;
 }
 
@@ -373,6 +383,7 @@ static void vip_to_c(const Maglb__Control__Vip *v, struct wire_ctl_vip *out)
 	out->backends = v->backends;
 	out->backends_up = v->backends_up;
 	out->flows = v->flows;
+	out->maglev_digest = v->maglev_digest;
 }
 
 static void backend_to_c(const Maglb__Control__Backend *b,
@@ -424,6 +435,7 @@ static int vip_to_pb(const struct wire_ctl_vip *v, Maglb__Control__Vip *out)
 	out->backends = v->backends;
 	out->backends_up = v->backends_up;
 	out->flows = v->flows;
+	out->maglev_digest = v->maglev_digest;
 	return string_to_pb(v->name, WIRE_NAME_MAX, &out->name);
 }
 
@@ -586,6 +598,7 @@ static int ownership_to_c(const void *body, struct wire_ctl_msg *m)
 		.vips = out,
 		.count = s->n_vips,
 		.announce = s->announce,
+		.lease_ms = s->lease_ms,
 	};
 	return 0;
 }
@@ -605,6 +618,7 @@ static int ownership_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 	s->vips = (Maglb__Control__VipOwnership **)p->arrays[0];
 	s->n_vips = in->count;
 	s->announce = in->announce;
+	s->lease_ms = in->lease_ms;
 	for (size_t i = 0; i < in->count; i++) {
 		if (string_to_pb(in->vips[i].vip, WIRE_NAME_MAX, &s->vips[i]->vip) < 0)
 			return -EINVAL;
@@ -898,6 +912,7 @@ static int sync_verify_to_c(const void *body, struct wire_ctl_msg *m)
 			.node = r->digests[i]->node,
 			.entry_count = r->digests[i]->entry_count,
 			.digest = r->digests[i]->digest,
+			.maglev_digest = r->digests[i]->maglev_digest,
 		};
 	wire_string_copy(m->sync_verify.group, WIRE_NAME_MAX, r->group);
 	m->sync_verify.round = r->round;
@@ -926,8 +941,144 @@ static int sync_verify_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 		r->digests[i]->node = in->digests[i].node;
 		r->digests[i]->entry_count = in->digests[i].entry_count;
 		r->digests[i]->digest = in->digests[i].digest;
+		r->digests[i]->maglev_digest = in->digests[i].maglev_digest;
 	}
 	return string_to_pb(in->group, WIRE_NAME_MAX, &r->group);
+}
+
+/* ---------------------------------------------------------- cluster */
+
+static int cluster_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	(void)m;
+	p->body.cluster_request = (Maglb__Control__ClusterRequest)
+		MAGLB__CONTROL__CLUSTER_REQUEST__INIT;
+	return 0;
+}
+
+static bool cluster_member_check(const Maglb__Control__ClusterMember *c,
+				 enum wire_drop *why)
+{
+	if (c->id == 0)
+		return fail(why, WIRE_DROP_BAD_SENDER);
+	/* A member not heard has no role yet. */
+	if (!wire_role_ok(c->role) &&
+	    (c->known || c->role != MAGLB__SYNC__ROLE__ROLE_UNSPECIFIED))
+		return fail(why, WIRE_DROP_BAD_ENUM);
+	return true;
+}
+
+static bool cluster_check(const void *body, enum wire_drop *why)
+{
+	const Maglb__Control__ClusterStatus *r = body;
+
+	if (r->node_id == 0)
+		return fail(why, WIRE_DROP_BAD_SENDER);
+	if (!wire_role_ok(r->role) || !wire_cluster_mode_ok(r->mode))
+		return fail(why, WIRE_DROP_BAD_ENUM);
+	for (size_t i = 0; i < r->n_members; i++)
+		if (!cluster_member_check(r->members[i], why))
+			return false;
+	return true;
+}
+
+static int cluster_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__ClusterStatus *r = body;
+	struct wire_ctl_cluster_member *out = array_to_c(r->n_members, sizeof(*out));
+
+	if (out == NULL && r->n_members > 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->n_members; i++) {
+		const Maglb__Control__ClusterMember *c = r->members[i];
+
+		out[i] = (struct wire_ctl_cluster_member){
+			.id = c->id,
+			.role = (enum wire_role)c->role,
+			.priority = c->priority,
+			.known = c->known,
+			.eligible = c->eligible,
+			.dataplane = c->dataplane,
+			.synced = c->synced,
+			.quorate = c->quorate,
+			.standby = c->standby,
+		};
+	}
+	m->cluster = (struct wire_ctl_cluster){
+		.node_id = r->node_id,
+		.mode = (enum wire_cluster_mode)r->mode,
+		.preempt = r->preempt,
+		.quorate = r->quorate,
+		.role = (enum wire_role)r->role,
+		.eligible = r->eligible,
+		.standby = r->standby,
+		.role_changes = r->role_changes,
+		.last_change_unix_ms = r->last_change_unix_ms,
+		.lease_ms = r->lease_ms,
+		.members = out,
+		.count = r->n_members,
+	};
+	return 0;
+}
+
+static void cluster_member_to_pb(const struct wire_ctl_cluster_member *c,
+				 Maglb__Control__ClusterMember *out)
+{
+	out->id = c->id;
+	out->role = (Maglb__Sync__Role)c->role;
+	out->priority = c->priority;
+	out->known = c->known;
+	out->eligible = c->eligible;
+	out->dataplane = c->dataplane;
+	out->synced = c->synced;
+	out->quorate = c->quorate;
+	out->standby = c->standby;
+}
+
+static int cluster_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	static const Maglb__Control__ClusterMember init =
+		MAGLB__CONTROL__CLUSTER_MEMBER__INIT;
+	Maglb__Control__ClusterStatus *r = &p->body.cluster;
+	const struct wire_ctl_cluster *in = &m->cluster;
+	int ret;
+
+	*r = (Maglb__Control__ClusterStatus)MAGLB__CONTROL__CLUSTER_STATUS__INIT;
+	ret = array_to_pb(p, 0, in->count, sizeof(init), &init, in->members);
+	if (ret < 0)
+		return ret;
+	r->members = (Maglb__Control__ClusterMember **)p->arrays[0];
+	r->n_members = in->count;
+	for (size_t i = 0; i < in->count; i++)
+		cluster_member_to_pb(&in->members[i], r->members[i]);
+	r->node_id = in->node_id;
+	r->mode = (Maglb__Sync__ClusterMode)in->mode;
+	r->preempt = in->preempt;
+	r->quorate = in->quorate;
+	r->role = (Maglb__Sync__Role)in->role;
+	r->eligible = in->eligible;
+	r->standby = in->standby;
+	r->role_changes = in->role_changes;
+	r->last_change_unix_ms = in->last_change_unix_ms;
+	r->lease_ms = in->lease_ms;
+	return 0;
+}
+
+static int cluster_standby_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__ClusterStandby *s = body;
+
+	m->cluster_standby.on = s->on;
+	return 0;
+}
+
+static int cluster_standby_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	Maglb__Control__ClusterStandby *s = &p->body.cluster_standby;
+
+	*s = (Maglb__Control__ClusterStandby)MAGLB__CONTROL__CLUSTER_STANDBY__INIT;
+	s->on = m->cluster_standby.on;
+	return 0;
 }
 
 static const struct ctl_ops ctl_ops[WIRE_CTL_KIND_MAX] = {
@@ -974,6 +1125,12 @@ static const struct ctl_ops ctl_ops[WIRE_CTL_KIND_MAX] = {
 		sync_verify_request_to_pb },
 	[WIRE_CTL_SYNC_VERIFY_RESULT] = { CTL_CASE_(SYNC_VERIFY_RESULT),
 		sync_verify_check, sync_verify_to_c, sync_verify_to_pb },
+	[WIRE_CTL_CLUSTER_REQUEST] = { CTL_CASE_(CLUSTER_REQUEST),
+		NULL, NULL, cluster_request_to_pb },
+	[WIRE_CTL_CLUSTER_STATUS] = { CTL_CASE_(CLUSTER_STATUS),
+		cluster_check, cluster_to_c, cluster_to_pb },
+	[WIRE_CTL_CLUSTER_STANDBY] = { CTL_CASE_(CLUSTER_STANDBY),
+		NULL, cluster_standby_to_c, cluster_standby_to_pb },
 };
 
 #undef CTL_CASE_
@@ -1138,6 +1295,9 @@ void wire_ctl_msg_free(struct wire_ctl_msg *m)
 		break;
 	case WIRE_CTL_SYNC_VERIFY_RESULT:
 		free(m->sync_verify.digests);
+		break;
+	case WIRE_CTL_CLUSTER_STATUS:
+		free(m->cluster.members);
 		break;
 	default:
 		break;

@@ -29,6 +29,12 @@ ProtobufCBinaryData wire_addr_to_pb(unsigned int family, const uint8_t *addr);
 /* True if an IP protocol number is one maglb balances (TCP, UDP). */
 bool wire_proto_ok(unsigned int proto);
 
+/* True for sync.proto's Role PASSIVE and ACTIVE, and nothing else. */
+bool wire_role_ok(int role);
+
+/* True for sync.proto's ClusterMode ACTIVE_PASSIVE and ACTIVE_ACTIVE. */
+bool wire_cluster_mode_ok(int mode);
+
 /* True if a decoded string (NULL is "") has fewer than size bytes. */
 bool wire_string_fits(const char *s, size_t size);
 

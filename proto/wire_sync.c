@@ -3,12 +3,14 @@
  * Flow sync messages (sync.proto): peer to peer over CPG.
  *
  * Every kind is one body of the Envelope's oneof. The kinds differ only in
- * which of four things their body carries (epoch, peer, entry count,
- * entries), so both directions go through struct sync_body, and one check
- * serves the decoder (peer input) and the encoder (our own output).
+ * which things their body carries (epoch, peer, entry count, entries, a
+ * node's state, backend references), so both directions go through struct
+ * sync_body, and one check serves the decoder (peer input) and the encoder
+ * (our own output).
  */
 #include "proto/wire.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +27,30 @@ const char *const wire_sync_kind_names[WIRE_SYNC_KIND_MAX] = {
 	[WIRE_SYNC_RESYNC_END] = "resync-end",
 	[WIRE_SYNC_DIGEST_REQUEST] = "digest-request",
 	[WIRE_SYNC_DIGEST] = "digest",
+	[WIRE_SYNC_NODE_STATE] = "node-state",
+	[WIRE_SYNC_HEALTH] = "health",
 };
+
+const char *const wire_role_names[WIRE_ROLE_MAX] = {
+	[WIRE_ROLE_UNSPECIFIED] = "unspecified",
+	[WIRE_ROLE_PASSIVE] = "passive",
+	[WIRE_ROLE_ACTIVE] = "active",
+};
+
+const char *const wire_cluster_mode_names[WIRE_CLUSTER_MODE_MAX] = {
+	[WIRE_CLUSTER_MODE_UNSPECIFIED] = "unspecified",
+	[WIRE_CLUSTER_MODE_ACTIVE_PASSIVE] = "active-passive",
+	[WIRE_CLUSTER_MODE_ACTIVE_ACTIVE] = "active-active",
+};
+
+/* Unlike control.proto's enums, these two keep sync.proto's values. */
+static_assert((int)MAGLB__SYNC__ROLE__ROLE_PASSIVE == WIRE_ROLE_PASSIVE &&
+	      (int)MAGLB__SYNC__ROLE__ROLE_ACTIVE == WIRE_ROLE_ACTIVE,
+	      "Role as in sync.proto");
+static_assert((int)MAGLB__SYNC__CLUSTER_MODE__CLUSTER_MODE_ACTIVE_PASSIVE ==
+	      WIRE_CLUSTER_MODE_ACTIVE_PASSIVE &&
+	      (int)MAGLB__SYNC__CLUSTER_MODE__CLUSTER_MODE_ACTIVE_ACTIVE ==
+	      WIRE_CLUSTER_MODE_ACTIVE_ACTIVE, "ClusterMode as in sync.proto");
 
 /* The Envelope body of each kind. */
 static const Maglb__Sync__Envelope__BodyCase sync_cases[WIRE_SYNC_KIND_MAX] = {
@@ -38,6 +63,8 @@ static const Maglb__Sync__Envelope__BodyCase sync_cases[WIRE_SYNC_KIND_MAX] = {
 	[WIRE_SYNC_RESYNC_END] = MAGLB__SYNC__ENVELOPE__BODY_RESYNC_END,
 	[WIRE_SYNC_DIGEST_REQUEST] = MAGLB__SYNC__ENVELOPE__BODY_DIGEST_REQUEST,
 	[WIRE_SYNC_DIGEST] = MAGLB__SYNC__ENVELOPE__BODY_DIGEST,
+	[WIRE_SYNC_NODE_STATE] = MAGLB__SYNC__ENVELOPE__BODY_NODE_STATE,
+	[WIRE_SYNC_HEALTH] = MAGLB__SYNC__ENVELOPE__BODY_HEALTH_REPORT,
 };
 
 /* What a body carries, whatever its kind. */
@@ -47,8 +74,12 @@ struct sync_body {
 	uint64_t entry_count;
 	uint64_t stamp_us;
 	uint64_t digest;
+	uint64_t maglev_digest;
+	uint64_t generation;
+	const Maglb__Sync__NodeState *state;
 	Maglb__Sync__Flow **entries;
-	size_t count;
+	Maglb__Sync__BackendRef **refs;  /* HEALTH, instead of entries */
+	size_t count;                    /* of entries or refs */
 };
 
 /* The protobuf-c messages of one message being encoded. */
@@ -62,8 +93,11 @@ struct sync_pb {
 		Maglb__Sync__ResyncEnd end;
 		Maglb__Sync__DigestRequest digest_request;
 		Maglb__Sync__Digest digest;
+		Maglb__Sync__NodeState node_state;
+		Maglb__Sync__HealthReport health;
 	} body;
 	Maglb__Sync__Flow **flows;  /* allocated */
+	Maglb__Sync__BackendRef **refs;  /* allocated */
 };
 
 /* The kind of a body; WIRE_SYNC_KIND_MAX for none or an unknown one. */
@@ -80,7 +114,7 @@ static enum wire_sync_kind sync_kind_of(Maglb__Sync__Envelope__BodyCase body)
 /* Kinds that carry an epoch (a resync's, a digest round), >= 1. */
 static bool has_epoch(enum wire_sync_kind kind)
 {
-	return kind >= WIRE_SYNC_RESYNC_REQUEST;
+	return kind >= WIRE_SYNC_RESYNC_REQUEST && kind <= WIRE_SYNC_DIGEST;
 }
 
 /* Kinds that name the node they answer, >= 1. */
@@ -151,6 +185,17 @@ static bool sync_body_get(const Maglb__Sync__Envelope *env,
 		b->peer = env->digest->requester;
 		b->entry_count = env->digest->entry_count;
 		b->digest = env->digest->digest;
+		b->maglev_digest = env->digest->maglev_digest;
+		return true;
+	case WIRE_SYNC_NODE_STATE:
+		b->state = env->node_state;
+		return b->state != NULL;
+	case WIRE_SYNC_HEALTH:
+		if (env->health_report == NULL)
+			return false;
+		b->refs = env->health_report->down;
+		b->count = env->health_report->n_down;
+		b->generation = env->health_report->generation;
 		return true;
 	default:
 		return false;
@@ -161,6 +206,78 @@ static bool sync_body_get(const Maglb__Sync__Envelope *env,
 	b->count = batch->n_entries;
 	b->stamp_us = batch->stamp_us;
 	return true;
+}
+
+bool wire_role_ok(int role)
+{
+	return role == WIRE_ROLE_PASSIVE || role == WIRE_ROLE_ACTIVE;
+}
+
+bool wire_cluster_mode_ok(int mode)
+{
+	return mode == WIRE_CLUSTER_MODE_ACTIVE_PASSIVE ||
+	       mode == WIRE_CLUSTER_MODE_ACTIVE_ACTIVE;
+}
+
+static bool node_state_check(const Maglb__Sync__NodeState *s,
+			     enum wire_drop *why)
+{
+	if (!wire_role_ok(s->role) || !wire_cluster_mode_ok(s->mode)) {
+		*why = WIRE_DROP_BAD_ENUM;
+		return false;
+	}
+	return true;
+}
+
+/* A backend reference: both addresses, the protocol, the VIP's port. */
+static bool backend_ref_check(const Maglb__Sync__BackendRef *r,
+			      enum wire_drop *why)
+{
+	if (wire_addr_family(r->vip.len) == 0 ||
+	    wire_addr_family(r->backend.len) == 0) {
+		*why = WIRE_DROP_BAD_ADDRESS;
+		return false;
+	}
+	if (!wire_proto_ok((unsigned int)r->protocol)) {
+		*why = WIRE_DROP_BAD_PROTOCOL;
+		return false;
+	}
+	if (r->vip_port > UINT16_MAX) {
+		*why = WIRE_DROP_BAD_PORT;
+		return false;
+	}
+	return true;
+}
+
+static void backend_ref_to_c(const Maglb__Sync__BackendRef *r,
+			     struct wire_flow *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->family = wire_addr_family(r->vip.len);
+	f->proto = (uint8_t)r->protocol;
+	f->vip_port = (uint16_t)r->vip_port;
+	f->backend_family = wire_addr_family(r->backend.len);
+	wire_addr_copy(f->vip, &r->vip);
+	wire_addr_copy(f->backend, &r->backend);
+}
+
+/* n references as protobuf-c messages, as wire_pb_array_new(). */
+static Maglb__Sync__BackendRef **backend_refs_to_pb(const struct wire_flow *f,
+						    size_t n)
+{
+	static const Maglb__Sync__BackendRef init = MAGLB__SYNC__BACKEND_REF__INIT;
+	Maglb__Sync__BackendRef **pbs;
+
+	pbs = (Maglb__Sync__BackendRef **)wire_pb_array_new(n, sizeof(init), &init);
+	if (pbs == NULL)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		pbs[i]->vip = wire_addr_to_pb(f[i].family, f[i].vip);
+		pbs[i]->vip_port = f[i].vip_port;
+		pbs[i]->protocol = (Maglb__Sync__IpProtocol)f[i].proto;
+		pbs[i]->backend = wire_addr_to_pb(f[i].backend_family, f[i].backend);
+	}
+	return pbs;
 }
 
 /*
@@ -188,14 +305,56 @@ static bool sync_check(const Maglb__Sync__Envelope *env, size_t cap,
 		*why = WIRE_DROP_BAD_EPOCH;
 		return false;
 	}
+	if (*kind == WIRE_SYNC_NODE_STATE && !node_state_check(b->state, why))
+		return false;
 	if (b->count > cap) {
 		*why = WIRE_DROP_TOO_MANY_ENTRIES;
 		return false;
 	}
+	if (*kind == WIRE_SYNC_HEALTH) {
+		for (size_t i = 0; i < b->count; i++)
+			if (!backend_ref_check(b->refs[i], why))
+				return false;
+		return true;
+	}
 	return wire_flows_check(b->entries, b->count, why);
 }
 
-/* Set the body of p->env for m; the entries are already in p->flows. */
+static void node_state_to_pb(const struct wire_node_state *s,
+			     Maglb__Sync__NodeState *out)
+{
+	*out = (Maglb__Sync__NodeState)MAGLB__SYNC__NODE_STATE__INIT;
+	out->priority = s->priority;
+	out->dataplane = s->dataplane;
+	out->synced = s->synced;
+	out->quorate = s->quorate;
+	out->standby = s->standby;
+	out->role = (Maglb__Sync__Role)s->role;
+	out->incarnation = s->incarnation;
+	out->mode = (Maglb__Sync__ClusterMode)s->mode;
+	out->preempt = s->preempt;
+}
+
+static void node_state_to_c(const Maglb__Sync__NodeState *s,
+			    struct wire_node_state *out)
+{
+	*out = (struct wire_node_state){
+		.priority = s->priority,
+		.dataplane = s->dataplane,
+		.synced = s->synced,
+		.quorate = s->quorate,
+		.standby = s->standby,
+		.preempt = s->preempt,
+		.role = (enum wire_role)s->role,
+		.mode = (enum wire_cluster_mode)s->mode,
+		.incarnation = s->incarnation,
+	};
+}
+
+/*
+ * Set the body of p->env for m; the entries are already in p->flows or
+ * p->refs.
+ */
 static void sync_body_set(const struct wire_sync_msg *m, struct sync_pb *p)
 {
 	Maglb__Sync__Envelope *env = &p->env;
@@ -248,34 +407,59 @@ static void sync_body_set(const struct wire_sync_msg *m, struct sync_pb *p)
 		p->body.digest_request.round = m->epoch;
 		env->digest_request = &p->body.digest_request;
 		break;
-	default:
+	case WIRE_SYNC_DIGEST:
 		p->body.digest = (Maglb__Sync__Digest)MAGLB__SYNC__DIGEST__INIT;
 		p->body.digest.round = m->epoch;
 		p->body.digest.requester = m->peer;
 		p->body.digest.entry_count = m->entry_count;
 		p->body.digest.digest = m->digest;
+		p->body.digest.maglev_digest = m->maglev_digest;
 		env->digest = &p->body.digest;
+		break;
+	case WIRE_SYNC_NODE_STATE:
+		node_state_to_pb(&m->state, &p->body.node_state);
+		env->node_state = &p->body.node_state;
+		break;
+	default:
+		p->body.health = (Maglb__Sync__HealthReport)
+			MAGLB__SYNC__HEALTH_REPORT__INIT;
+		p->body.health.down = p->refs;
+		p->body.health.n_down = m->count;
+		p->body.health.generation = m->generation;
+		env->health_report = &p->body.health;
 		break;
 	}
 }
 
-/* Build and check the protobuf-c view of m; free p->flows afterwards. */
+static void sync_pb_release(struct sync_pb *p)
+{
+	free(p->flows);
+	free(p->refs);
+	p->flows = NULL;
+	p->refs = NULL;
+}
+
+/* Build and check the protobuf-c view of m; sync_pb_release() it after. */
 static int sync_pb_build(const struct wire_sync_msg *m, struct sync_pb *p)
 {
 	enum wire_sync_kind kind;
 	struct sync_body b;
 	enum wire_drop why;
-	size_t count;
+	bool refs;
 
 	p->flows = NULL;
+	p->refs = NULL;
 	if ((unsigned int)m->kind >= WIRE_SYNC_KIND_MAX)
 		return -EINVAL;
-	count = has_entries(m->kind) ? m->count : 0;
-	if (count > 0) {
+	refs = m->kind == WIRE_SYNC_HEALTH;
+	if ((has_entries(m->kind) || refs) && m->count > 0) {
 		if (m->entries == NULL)
 			return -EINVAL;
-		p->flows = wire_flows_to_pb(m->entries, count);
-		if (p->flows == NULL)
+		if (refs)
+			p->refs = backend_refs_to_pb(m->entries, m->count);
+		else
+			p->flows = wire_flows_to_pb(m->entries, m->count);
+		if (p->flows == NULL && p->refs == NULL)
 			return -ENOMEM;
 	}
 	p->env = (Maglb__Sync__Envelope)MAGLB__SYNC__ENVELOPE__INIT;
@@ -284,8 +468,7 @@ static int sync_pb_build(const struct wire_sync_msg *m, struct sync_pb *p)
 	p->env.seq = m->seq;
 	sync_body_set(m, p);
 	if (!sync_check(&p->env, SIZE_MAX, &kind, &b, &why)) {
-		free(p->flows);
-		p->flows = NULL;
+		sync_pb_release(p);
 		return -EINVAL;
 	}
 	return 0;
@@ -301,7 +484,7 @@ int wire_sync_encode(const struct wire_sync_msg *m, uint8_t *buf, size_t len,
 	if (ret < 0)
 		return ret;
 	ret = wire_pb_pack(&p.env.base, buf, len, out_len);
-	free(p.flows);
+	sync_pb_release(&p);
 	return ret;
 }
 
@@ -313,7 +496,7 @@ size_t wire_sync_encoded_size(const struct wire_sync_msg *m)
 	if (sync_pb_build(m, &p) < 0)
 		return 0;
 	size = maglb__sync__envelope__get_packed_size(&p.env);
-	free(p.flows);
+	sync_pb_release(&p);
 	return size;
 }
 
@@ -340,8 +523,12 @@ int wire_sync_decode(const uint8_t *buf, size_t len, struct wire_sync_msg *m,
 	}
 
 	/* commit */
-	for (size_t i = 0; i < b.count; i++)
-		wire_flow_from_pb(b.entries[i], &entries[i]);
+	for (size_t i = 0; i < b.count; i++) {
+		if (kind == WIRE_SYNC_HEALTH)
+			backend_ref_to_c(b.refs[i], &entries[i]);
+		else
+			wire_flow_from_pb(b.entries[i], &entries[i]);
+	}
 	*m = (struct wire_sync_msg){
 		.version = env->version,
 		.kind = kind,
@@ -352,9 +539,13 @@ int wire_sync_decode(const uint8_t *buf, size_t len, struct wire_sync_msg *m,
 		.entry_count = b.entry_count,
 		.stamp_us = b.stamp_us,
 		.digest = b.digest,
+		.maglev_digest = b.maglev_digest,
+		.generation = b.generation,
 		.entries = b.count > 0 ? entries : NULL,
 		.count = b.count,
 	};
+	if (kind == WIRE_SYNC_NODE_STATE)
+		node_state_to_c(b.state, &m->state);
 	maglb__sync__envelope__free_unpacked(env, NULL);
 	return 0;
 }

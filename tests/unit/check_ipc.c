@@ -782,7 +782,8 @@ raw_expect_error(qb_ipcc_connection_t *qb, int32_t id, int32_t size_delta,
 START_TEST(test_garbage)
 {
 	static const uint8_t garbage[] = { 0xff, 0xff, 0xff, 0xff, 0x07, 0x13 };
-	static const uint8_t unknown_kind[] = { 0x08, 0x01, 0xf2, 0x01, 0x00 };
+	/* version 1, then an empty body in field 99, which no kind uses */
+	static const uint8_t unknown_kind[] = { 0x08, 0x01, 0x9a, 0x06, 0x00 };
 	struct wire_ctl_msg m = { .kind = WIRE_CTL_STATUS_REQUEST }, reply;
 	qb_ipcc_connection_t *qb = qb_ipcc_connect(fake.service, IPC_MSG_MAX);
 	struct fake_snapshot snap;

@@ -193,6 +193,14 @@ static void pbw_message(struct pbw *w, unsigned int field, const struct pbw *m)
 	pbw_bytes(w, field, m->buf, m->len);
 }
 
+static void pbw_fixed64(struct pbw *w, unsigned int field, uint64_t v)
+{
+	pbw_varint(w, (uint64_t)field << 3 | 1);
+	ck_assert_uint_le(w->len + 8, sizeof(w->buf));
+	for (int i = 0; i < 8; i++)
+		w->buf[w->len++] = (uint8_t)(v >> (8 * i));
+}
+
 /* A Flow by sync.proto's field numbers, with lengths and values to taste. */
 struct raw_flow {
 	size_t vip_len, client_len, backend_len;
@@ -228,6 +236,8 @@ enum {
 	SYNC_BODY_RESYNC_BEGIN = 8,
 	SYNC_BODY_RESYNC_END = 10,
 	SYNC_BODY_DIGEST = 12,
+	SYNC_BODY_NODE_STATE = 13,
+	SYNC_BODY_HEALTH = 14,
 	SYNC_BODY_UNKNOWN = 15,
 };
 
@@ -273,6 +283,29 @@ static void sync_expect_drop(const struct pbw *w, enum wire_drop why, int err)
 }
 
 /* ------------------------------------------------------- sync: kinds */
+
+/* What a HEALTH entry carries of a flow: the VIP's key and the backend. */
+static void backend_ref_of(struct wire_flow *f)
+{
+	memset(f->client, 0, WIRE_ADDR_MAX);
+	f->client_port = 0;
+	f->lifetime_ms = f->origin = 0;
+	f->flags = 0;
+}
+
+static void node_state_assert_eq(const struct wire_node_state *a,
+				 const struct wire_node_state *b)
+{
+	ck_assert_uint_eq(a->priority, b->priority);
+	ck_assert_int_eq(a->dataplane, b->dataplane);
+	ck_assert_int_eq(a->synced, b->synced);
+	ck_assert_int_eq(a->quorate, b->quorate);
+	ck_assert_int_eq(a->standby, b->standby);
+	ck_assert_int_eq(a->preempt, b->preempt);
+	ck_assert_int_eq(a->role, b->role);
+	ck_assert_int_eq(a->mode, b->mode);
+	ck_assert_uint_eq(a->incarnation, b->incarnation);
+}
 
 #define BATCH_MAX 512
 
@@ -320,6 +353,23 @@ static void sync_sample(enum wire_sync_kind kind, size_t n,
 		m->peer = 3;
 		m->entry_count = 1000000;
 		m->digest = 0xfedcba9876543210ull;
+		m->maglev_digest = 0x0123456789abcdefull;
+		break;
+	case WIRE_SYNC_NODE_STATE:
+		m->state = (struct wire_node_state){
+			.priority = 200, .dataplane = true, .synced = true,
+			.quorate = true, .standby = false, .preempt = true,
+			.role = WIRE_ROLE_ACTIVE,
+			.mode = WIRE_CLUSTER_MODE_ACTIVE_PASSIVE,
+			.incarnation = 1764547200123456ull,
+		};
+		break;
+	case WIRE_SYNC_HEALTH:
+		for (size_t i = 0; i < n; i++)
+			backend_ref_of(&src[i]);
+		m->entries = src;
+		m->count = n;
+		m->generation = 0x100000001ull;
 		break;
 	default:
 		m->entries = src;
@@ -351,6 +401,9 @@ static void sync_roundtrip(const struct wire_sync_msg *m, size_t cap)
 	ck_assert_uint_eq(out.entry_count, m->entry_count);
 	ck_assert_uint_eq(out.stamp_us, m->stamp_us);
 	ck_assert_uint_eq(out.digest, m->digest);
+	ck_assert_uint_eq(out.maglev_digest, m->maglev_digest);
+	ck_assert_uint_eq(out.generation, m->generation);
+	node_state_assert_eq(&out.state, &m->state);
 	ck_assert_uint_eq(out.count, m->count);
 	ck_assert(out.count == 0 ? out.entries == NULL : out.entries == dst);
 	for (size_t i = 0; i < m->count; i++)
@@ -761,6 +814,311 @@ START_TEST(test_sync_garbage)
 }
 END_TEST
 
+/* ------------------------------------------- sync: membership kinds */
+
+/* A VIP and its backend of different families, both ways. */
+START_TEST(test_sync_health_mixed_families)
+{
+	struct wire_sync_msg m = { .kind = WIRE_SYNC_HEALTH, .node_id = 4,
+				   .entries = src, .count = 2, .generation = 1 };
+
+	flow_max(&src[0], AF_INET, AF_INET6);
+	flow_max(&src[1], AF_INET6, AF_INET);
+	src[1].vip_port = 0;
+	backend_ref_of(&src[0]);
+	backend_ref_of(&src[1]);
+	sync_roundtrip(&m, 2);
+}
+END_TEST
+
+/* Nothing down is a report too: it clears the sender's previous one. */
+START_TEST(test_sync_health_empty)
+{
+	struct wire_sync_msg m = { .kind = WIRE_SYNC_HEALTH, .node_id = 4,
+				   .generation = 2 };
+
+	sync_roundtrip(&m, 0);
+}
+END_TEST
+
+/* A BackendRef by sync.proto's field numbers. */
+struct raw_ref {
+	size_t vip_len, backend_len;
+	uint64_t vip_port, proto;
+};
+
+static const struct raw_ref raw_ref_ok = {
+	.vip_len = 4, .backend_len = 16, .vip_port = 443, .proto = IPPROTO_TCP,
+};
+
+static void pbw_ref(struct pbw *w, const struct raw_ref *r)
+{
+	static const uint8_t addr[16] = { 198, 18, 0, 1, 0, 0, 0, 0,
+					  0, 0, 0, 0, 0, 0, 0, 9 };
+	struct pbw m = { .len = 0 };
+
+	pbw_bytes(&m, 1, addr, r->vip_len);
+	pbw_uint(&m, 2, r->vip_port);
+	pbw_uint(&m, 3, r->proto);
+	if (r->backend_len > 0)
+		pbw_bytes(&m, 4, addr, r->backend_len);
+	pbw_message(w, 1, &m);
+}
+
+/* A HealthReport of n copies of r, generation 9, from node 1. */
+static void pbw_health(struct pbw *w, const struct raw_ref *r, int n)
+{
+	struct pbw body = { .len = 0 };
+
+	for (int i = 0; i < n; i++)
+		pbw_ref(&body, r);
+	pbw_uint(&body, 2, 9);
+	pbw_sync(w, WIRE_VERSION, 1, SYNC_BODY_HEALTH, &body);
+}
+
+START_TEST(test_sync_health_raw)
+{
+	struct wire_counters c = { { 0 } };
+	struct wire_sync_msg m;
+	struct wire_flow f[2];
+	struct pbw w;
+
+	pbw_health(&w, &raw_ref_ok, 2);
+	memset(f, 0xa5, sizeof(f));
+	ck_assert_int_eq(wire_sync_decode(w.buf, w.len, &m, f, 2, &c), 0);
+	ck_assert_int_eq(m.kind, WIRE_SYNC_HEALTH);
+	ck_assert_uint_eq(m.generation, 9);
+	ck_assert_uint_eq(m.count, 2);
+	ck_assert_ptr_eq(m.entries, f);
+	ck_assert_uint_eq(f[1].family, AF_INET);
+	ck_assert_uint_eq(f[1].backend_family, AF_INET6);
+	ck_assert_uint_eq(f[1].proto, IPPROTO_TCP);
+	ck_assert_uint_eq(f[1].vip_port, 443);
+	ck_assert_uint_eq(f[1].vip[0], 198);
+	ck_assert_uint_eq(f[1].vip[4], 0);
+	ck_assert_uint_eq(f[1].backend[15], 9);
+	ck_assert_uint_eq(f[1].client_port, 0);
+	ck_assert_uint_eq(f[1].lifetime_ms, 0);
+	ck_assert_uint_eq(f[1].flags, 0);
+	ck_assert_uint_eq(f[1].origin, 0);
+	for (int i = 0; i < WIRE_ADDR_MAX; i++)
+		ck_assert_uint_eq(f[1].client[i], 0);
+	ck_assert_uint_eq(drops_total(&c), 0);
+}
+END_TEST
+
+START_TEST(test_sync_health_bad)
+{
+	struct raw_ref r = raw_ref_ok;
+	struct pbw w;
+
+	r.vip_len = 5;
+	pbw_health(&w, &r, 1);
+	sync_expect_drop(&w, WIRE_DROP_BAD_ADDRESS, -EBADMSG);
+	r = raw_ref_ok;
+	r.backend_len = 0;
+	pbw_health(&w, &r, 1);
+	sync_expect_drop(&w, WIRE_DROP_BAD_ADDRESS, -EBADMSG);
+	r.backend_len = 6;
+	pbw_health(&w, &r, 1);
+	sync_expect_drop(&w, WIRE_DROP_BAD_ADDRESS, -EBADMSG);
+	r = raw_ref_ok;
+	r.proto = IPPROTO_ICMP;
+	pbw_health(&w, &r, 1);
+	sync_expect_drop(&w, WIRE_DROP_BAD_PROTOCOL, -EBADMSG);
+	r.proto = 0;
+	pbw_health(&w, &r, 1);
+	sync_expect_drop(&w, WIRE_DROP_BAD_PROTOCOL, -EBADMSG);
+	r = raw_ref_ok;
+	r.vip_port = 65536;
+	pbw_health(&w, &r, 1);
+	sync_expect_drop(&w, WIRE_DROP_BAD_PORT, -EBADMSG);
+	/* one more than sync_expect_drop's 4 entries of room */
+	pbw_health(&w, &raw_ref_ok, 5);
+	sync_expect_drop(&w, WIRE_DROP_TOO_MANY_ENTRIES, -EMSGSIZE);
+}
+END_TEST
+
+/* A NodeState by sync.proto's field numbers. */
+static void pbw_node_state(struct pbw *w, uint64_t role, uint64_t mode)
+{
+	struct pbw body = { .len = 0 };
+
+	pbw_uint(&body, 1, 150);
+	pbw_uint(&body, 2, 1);
+	pbw_uint(&body, 3, 1);
+	pbw_uint(&body, 4, 0);
+	pbw_uint(&body, 5, 1);
+	pbw_uint(&body, 6, role);
+	pbw_uint(&body, 7, 1764547200000001ull);
+	pbw_uint(&body, 8, mode);
+	pbw_uint(&body, 9, 1);
+	pbw_sync(w, WIRE_VERSION, 1, SYNC_BODY_NODE_STATE, &body);
+}
+
+START_TEST(test_sync_node_state_raw)
+{
+	struct wire_counters c = { { 0 } };
+	struct wire_sync_msg m;
+	struct pbw w;
+
+	pbw_node_state(&w, 2, 2);
+	ck_assert_int_eq(wire_sync_decode(w.buf, w.len, &m, NULL, 0, &c), 0);
+	ck_assert_int_eq(m.kind, WIRE_SYNC_NODE_STATE);
+	ck_assert_uint_eq(m.node_id, 1);
+	ck_assert_uint_eq(m.state.priority, 150);
+	ck_assert(m.state.dataplane);
+	ck_assert(m.state.synced);
+	ck_assert(!m.state.quorate);
+	ck_assert(m.state.standby);
+	ck_assert_int_eq(m.state.role, WIRE_ROLE_ACTIVE);
+	ck_assert_uint_eq(m.state.incarnation, 1764547200000001ull);
+	ck_assert_int_eq(m.state.mode, WIRE_CLUSTER_MODE_ACTIVE_ACTIVE);
+	ck_assert(m.state.preempt);
+	ck_assert_uint_eq(m.count, 0);
+	ck_assert_uint_eq(m.epoch, 0);
+	ck_assert_uint_eq(drops_total(&c), 0);
+}
+END_TEST
+
+/* A role or a mode unspecified or unknown: dropped, as BAD_ENUM. */
+START_TEST(test_sync_node_state_bad_enum)
+{
+	static const uint64_t bad[][2] = {
+		{ 0, 1 }, { 3, 1 }, { 1, 0 }, { 1, 3 }, { 0xffffffff, 1 },
+	};
+	struct pbw body = { .len = 0 }, w;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pbw_node_state(&w, bad[i][0], bad[i][1]);
+		sync_expect_drop(&w, WIRE_DROP_BAD_ENUM, -EBADMSG);
+	}
+	pbw_uint(&body, 6, 1);
+	pbw_uint(&body, 8, 1);
+	pbw_sync(&w, WIRE_VERSION, 0, SYNC_BODY_NODE_STATE, &body);
+	sync_expect_drop(&w, WIRE_DROP_BAD_SENDER, -EBADMSG);
+}
+END_TEST
+
+/* Digest.maglev_digest is field 5, a fixed64. */
+START_TEST(test_sync_digest_maglev_raw)
+{
+	struct wire_counters c = { { 0 } };
+	struct pbw body = { .len = 0 }, w;
+	struct wire_sync_msg m;
+
+	pbw_uint(&body, 1, 5);
+	pbw_uint(&body, 2, 3);
+	pbw_fixed64(&body, 4, 0x1111111111111111ull);
+	pbw_fixed64(&body, 5, 0x8000000000000001ull);
+	pbw_sync(&w, WIRE_VERSION, 1, SYNC_BODY_DIGEST, &body);
+	ck_assert_int_eq(wire_sync_decode(w.buf, w.len, &m, NULL, 0, &c), 0);
+	ck_assert_uint_eq(m.digest, 0x1111111111111111ull);
+	ck_assert_uint_eq(m.maglev_digest, 0x8000000000000001ull);
+}
+END_TEST
+
+/* The messages without entries, every field at its largest, fit the header. */
+START_TEST(test_sync_header_bound_new_kinds)
+{
+	struct wire_sync_msg m;
+
+	sync_sample(WIRE_SYNC_DIGEST, 0, &m);
+	m.node_id = m.peer = m.epoch = UINT32_MAX;
+	m.seq = m.entry_count = m.digest = m.maglev_digest = UINT64_MAX;
+	ck_assert_uint_le(wire_sync_encoded_size(&m), WIRE_SYNC_HEADER_MAX);
+	sync_sample(WIRE_SYNC_NODE_STATE, 0, &m);
+	m.node_id = m.state.priority = UINT32_MAX;
+	m.seq = m.state.incarnation = UINT64_MAX;
+	m.state.dataplane = m.state.synced = m.state.quorate = true;
+	m.state.standby = m.state.preempt = true;
+	ck_assert_uint_le(wire_sync_encoded_size(&m), WIRE_SYNC_HEADER_MAX);
+}
+END_TEST
+
+/* A HEALTH entry adds REF_MIN..REF_MAX bytes, fewer than as a flow. */
+START_TEST(test_sync_health_sizes)
+{
+	struct wire_counters c = { { 0 } };
+	struct wire_sync_msg m = { .kind = WIRE_SYNC_HEALTH, .node_id = 1,
+				   .entries = src };
+	static uint8_t buf[BATCH_MAX * WIRE_BACKEND_REF_ENCODED_MAX +
+			   WIRE_SYNC_HEADER_MAX];
+	struct wire_sync_msg out;
+	size_t empty, size, sum = 0, len;
+
+	empty = wire_sync_encoded_size(&m);
+	flow_max(&src[0], AF_INET6, AF_INET6);
+	backend_ref_of(&src[0]);
+	m.count = 1;
+	ck_assert_uint_eq(wire_sync_encoded_size(&m) - empty,
+			  WIRE_BACKEND_REF_ENCODED_MAX);
+	flow_v4(&src[0]);
+	src[0].vip_port = 0;
+	backend_ref_of(&src[0]);
+	ck_assert_uint_eq(wire_sync_encoded_size(&m) - empty,
+			  WIRE_BACKEND_REF_ENCODED_MIN);
+
+	/* a full report, every field at its largest */
+	for (size_t i = 0; i < BATCH_MAX; i++) {
+		flow_max(&src[i], AF_INET6, AF_INET6);
+		backend_ref_of(&src[i]);
+		sum += wire_flow_encoded_size(&src[i]);
+	}
+	m.count = BATCH_MAX;
+	m.node_id = UINT32_MAX;
+	m.seq = m.generation = UINT64_MAX;
+	size = wire_sync_encoded_size(&m);
+	ck_assert_uint_le(size, WIRE_SYNC_HEADER_MAX +
+			  BATCH_MAX * WIRE_BACKEND_REF_ENCODED_MAX);
+	ck_assert_uint_le(size, WIRE_SYNC_HEADER_MAX + sum);
+
+	/* the smallest entries: len / REF_MIN entries of room suffice */
+	for (size_t i = 0; i < BATCH_MAX; i++) {
+		flow_v4(&src[i]);
+		src[i].vip_port = 0;
+		backend_ref_of(&src[i]);
+	}
+	ck_assert_int_eq(wire_sync_encode(&m, buf, sizeof(buf), &len), 0);
+	ck_assert_uint_ge(len, BATCH_MAX * WIRE_BACKEND_REF_ENCODED_MIN);
+	ck_assert_int_eq(wire_sync_decode(buf, len, &out, dst,
+					  len / WIRE_BACKEND_REF_ENCODED_MIN, &c), 0);
+	ck_assert_uint_eq(out.count, BATCH_MAX);
+}
+END_TEST
+
+START_TEST(test_sync_encode_invalid_new_kinds)
+{
+	struct wire_sync_msg m, bad;
+	uint8_t buf[1024];
+	size_t len;
+
+	sync_sample(WIRE_SYNC_NODE_STATE, 0, &m);
+	ck_assert_int_eq(wire_sync_encode(&m, buf, sizeof(buf), &len), 0);
+	bad = m;
+	bad.state.role = WIRE_ROLE_UNSPECIFIED;
+	ck_assert_int_eq(wire_sync_encode(&bad, buf, sizeof(buf), &len), -EINVAL);
+	bad = m;
+	bad.state.role = WIRE_ROLE_MAX;
+	ck_assert_int_eq(wire_sync_encode(&bad, buf, sizeof(buf), &len), -EINVAL);
+	bad = m;
+	bad.state.mode = WIRE_CLUSTER_MODE_UNSPECIFIED;
+	ck_assert_int_eq(wire_sync_encode(&bad, buf, sizeof(buf), &len), -EINVAL);
+
+	sync_sample(WIRE_SYNC_HEALTH, 3, &m);
+	ck_assert_int_eq(wire_sync_encode(&m, buf, sizeof(buf), &len), 0);
+	bad = m;
+	bad.entries = NULL;
+	ck_assert_int_eq(wire_sync_encode(&bad, buf, sizeof(buf), &len), -EINVAL);
+	src[2].backend_family = 0;
+	ck_assert_int_eq(wire_sync_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	src[2].backend_family = AF_INET;
+	src[2].proto = IPPROTO_ICMP;
+	ck_assert_int_eq(wire_sync_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ck_assert_uint_eq(wire_sync_encoded_size(&m), 0);
+}
+END_TEST
+
 /* ---------------------------------------------------- control: kinds */
 
 static struct wire_ctl_counter sample_counters[3];
@@ -781,6 +1139,7 @@ static void ctl_sample_vip_list(struct wire_ctl_msg *m)
 	sample_vips[0].backends = 3;
 	sample_vips[0].backends_up = 2;
 	sample_vips[0].flows = 1u << 20;
+	sample_vips[0].maglev_digest = 0x8000000000000001ull;
 	strcpy(sample_vips[1].name, "dns6");
 	sample_vips[1].family = AF_INET6;
 	sample_vips[1].proto = IPPROTO_UDP;
@@ -806,6 +1165,30 @@ static void ctl_sample_vip_list(struct wire_ctl_msg *m)
 
 /* Bodies with arrays or entries. */
 static struct wire_ctl_sync_digest sample_digests[3];
+static struct wire_ctl_cluster_member sample_members[3];
+
+/* Node 2 of three: 1 active, 2 (itself) passive, 3 never heard. */
+static void ctl_sample_cluster(struct wire_ctl_msg *m)
+{
+	memset(sample_members, 0, sizeof(sample_members));
+	sample_members[0] = (struct wire_ctl_cluster_member){
+		.id = 1, .role = WIRE_ROLE_ACTIVE, .priority = 200, .known = true,
+		.eligible = true, .dataplane = true, .synced = true,
+		.quorate = true,
+	};
+	sample_members[1] = (struct wire_ctl_cluster_member){
+		.id = 2, .role = WIRE_ROLE_PASSIVE, .priority = 100, .known = true,
+		.dataplane = true, .quorate = true, .standby = true,
+	};
+	sample_members[2] = (struct wire_ctl_cluster_member){ .id = 3 };
+	m->cluster = (struct wire_ctl_cluster){
+		.node_id = 2, .mode = WIRE_CLUSTER_MODE_ACTIVE_PASSIVE,
+		.preempt = true, .quorate = true, .role = WIRE_ROLE_PASSIVE,
+		.eligible = false, .standby = true, .role_changes = 7,
+		.last_change_unix_ms = 1764547200123ull, .lease_ms = 3000,
+		.members = sample_members, .count = 3,
+	};
+}
 
 static void ctl_sample_arrays(struct wire_ctl_msg *m)
 {
@@ -832,6 +1215,7 @@ static void ctl_sample_arrays(struct wire_ctl_msg *m)
 		strcpy(sample_owned[1].vip, "dns6");
 		m->ownership = (struct wire_ctl_ownership){
 			.vips = sample_owned, .count = 2, .announce = true,
+			.lease_ms = 3600000,
 		};
 		break;
 	case WIRE_CTL_DUMP_RESPONSE:
@@ -858,12 +1242,16 @@ static void ctl_sample_arrays(struct wire_ctl_msg *m)
 			sample_digests[i] = (struct wire_ctl_sync_digest){
 				.node = i + 1, .entry_count = 1000000 + i,
 				.digest = 0xfedcba9876543210ull - i,
+				.maglev_digest = 0x0123456789abcdefull + i,
 			};
 		strcpy(m->sync_verify.group, "default");
 		m->sync_verify.round = 9;
 		m->sync_verify.members = 3;
 		m->sync_verify.digests = sample_digests;
 		m->sync_verify.count = 3;
+		break;
+	case WIRE_CTL_CLUSTER_STATUS:
+		ctl_sample_cluster(m);
 		break;
 	default:
 		break;
@@ -879,6 +1267,7 @@ static void ctl_sample_body(struct wire_ctl_msg *m)
 			.node_id = 3, .workers = 2, .ports = 1, .vips = 5,
 			.vips_owned = 2, .uptime_ms = 123456789012ull,
 			.flows_local = 1000000, .flows_synced = 2000000,
+			.maglev_digest = 0xfedcba9876543210ull,
 		};
 		break;
 	case WIRE_CTL_COUNTERS_REQUEST:
@@ -919,6 +1308,9 @@ static void ctl_sample_body(struct wire_ctl_msg *m)
 	case WIRE_CTL_EXPORT_SUBSCRIBE:
 		m->export_subscribe.enable = true;
 		break;
+	case WIRE_CTL_CLUSTER_STANDBY:
+		m->cluster_standby.on = true;
+		break;
 	case WIRE_CTL_ERROR:
 		m->error.code = ENOENT;
 		strcpy(m->error.message, "no such vip");
@@ -936,6 +1328,36 @@ static void ctl_sample(enum wire_ctl_kind kind, struct wire_ctl_msg *m)
 	m->kind = kind;
 	m->request_id = 1000 + kind;
 	ctl_sample_body(m);
+}
+
+static void cluster_assert_eq(const struct wire_ctl_cluster *a,
+			      const struct wire_ctl_cluster *b)
+{
+	ck_assert_uint_eq(a->node_id, b->node_id);
+	ck_assert_int_eq(a->mode, b->mode);
+	ck_assert_int_eq(a->preempt, b->preempt);
+	ck_assert_int_eq(a->quorate, b->quorate);
+	ck_assert_int_eq(a->role, b->role);
+	ck_assert_int_eq(a->eligible, b->eligible);
+	ck_assert_int_eq(a->standby, b->standby);
+	ck_assert_uint_eq(a->role_changes, b->role_changes);
+	ck_assert_uint_eq(a->last_change_unix_ms, b->last_change_unix_ms);
+	ck_assert_uint_eq(a->lease_ms, b->lease_ms);
+	ck_assert_uint_eq(a->count, b->count);
+	for (size_t i = 0; i < a->count; i++) {
+		const struct wire_ctl_cluster_member *x = &a->members[i];
+		const struct wire_ctl_cluster_member *y = &b->members[i];
+
+		ck_assert_uint_eq(x->id, y->id);
+		ck_assert_int_eq(x->role, y->role);
+		ck_assert_uint_eq(x->priority, y->priority);
+		ck_assert_int_eq(x->known, y->known);
+		ck_assert_int_eq(x->eligible, y->eligible);
+		ck_assert_int_eq(x->dataplane, y->dataplane);
+		ck_assert_int_eq(x->synced, y->synced);
+		ck_assert_int_eq(x->quorate, y->quorate);
+		ck_assert_int_eq(x->standby, y->standby);
+	}
 }
 
 /* Array fields of decoded messages, element by element. */
@@ -969,6 +1391,7 @@ static void ctl_assert_arrays_eq(const struct wire_ctl_msg *a,
 			ck_assert_int_eq(x->owned, y->owned);
 			ck_assert_uint_eq(x->backends_up, y->backends_up);
 			ck_assert_uint_eq(x->flows, y->flows);
+			ck_assert_uint_eq(x->maglev_digest, y->maglev_digest);
 		}
 		for (size_t i = 0; i < a->vip_list.n_backends; i++) {
 			const struct wire_ctl_backend *x = &a->vip_list.backends[i];
@@ -986,6 +1409,7 @@ static void ctl_assert_arrays_eq(const struct wire_ctl_msg *a,
 	case WIRE_CTL_OWNERSHIP_SET:
 		ck_assert_uint_eq(a->ownership.count, b->ownership.count);
 		ck_assert_int_eq(a->ownership.announce, b->ownership.announce);
+		ck_assert_uint_eq(a->ownership.lease_ms, b->ownership.lease_ms);
 		for (size_t i = 0; i < a->ownership.count; i++) {
 			ck_assert_str_eq(a->ownership.vips[i].vip,
 					 b->ownership.vips[i].vip);
@@ -1020,7 +1444,12 @@ static void ctl_assert_arrays_eq(const struct wire_ctl_msg *a,
 					  b->sync_verify.digests[i].entry_count);
 			ck_assert_uint_eq(a->sync_verify.digests[i].digest,
 					  b->sync_verify.digests[i].digest);
+			ck_assert_uint_eq(a->sync_verify.digests[i].maglev_digest,
+					  b->sync_verify.digests[i].maglev_digest);
 		}
+		break;
+	case WIRE_CTL_CLUSTER_STATUS:
+		cluster_assert_eq(&a->cluster, &b->cluster);
 		break;
 	default:
 		break;
@@ -1043,6 +1472,7 @@ static void ctl_assert_eq(const struct wire_ctl_msg *a,
 		ck_assert_uint_eq(a->status.uptime_ms, b->status.uptime_ms);
 		ck_assert_uint_eq(a->status.flows_local, b->status.flows_local);
 		ck_assert_uint_eq(a->status.flows_synced, b->status.flows_synced);
+		ck_assert_uint_eq(a->status.maglev_digest, b->status.maglev_digest);
 		break;
 	case WIRE_CTL_COUNTERS_REQUEST:
 		ck_assert_str_eq(a->counters_request.scope, b->counters_request.scope);
@@ -1084,6 +1514,9 @@ static void ctl_assert_eq(const struct wire_ctl_msg *a,
 	case WIRE_CTL_EXPORT_SUBSCRIBE:
 		ck_assert_int_eq(a->export_subscribe.enable,
 				 b->export_subscribe.enable);
+		break;
+	case WIRE_CTL_CLUSTER_STANDBY:
+		ck_assert_int_eq(a->cluster_standby.on, b->cluster_standby.on);
 		break;
 	case WIRE_CTL_ERROR:
 		ck_assert_int_eq(a->error.code, b->error.code);
@@ -1175,6 +1608,18 @@ START_TEST(test_ctl_encode_invalid)
 	ctl_sample(WIRE_CTL_EXPORT_BATCH, &m);
 	m.flows.entries = NULL;
 	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ctl_sample(WIRE_CTL_CLUSTER_STATUS, &m);
+	m.cluster.role = WIRE_ROLE_UNSPECIFIED;
+	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ctl_sample(WIRE_CTL_CLUSTER_STATUS, &m);
+	m.cluster.mode = WIRE_CLUSTER_MODE_MAX;
+	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ctl_sample(WIRE_CTL_CLUSTER_STATUS, &m);
+	sample_members[0].role = WIRE_ROLE_UNSPECIFIED;
+	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ctl_sample(WIRE_CTL_CLUSTER_STATUS, &m);
+	m.cluster.members = NULL;
+	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
 	ctl_sample(WIRE_CTL_ERROR, &m);
 	m.kind = WIRE_CTL_KIND_MAX;
 	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
@@ -1190,6 +1635,12 @@ enum {
 	CTL_BODY_BACKEND_SET = 16,
 	CTL_BODY_FLOW_LOOKUP_REQUEST = 20,
 	CTL_BODY_EXPORT_BATCH = 25,
+	CTL_BODY_STATUS_RESPONSE = 11,
+	CTL_BODY_OWNERSHIP_SET = 19,
+	CTL_BODY_SYNC_VERIFY_RESULT = 29,
+	CTL_BODY_CLUSTER_REQUEST = 30,
+	CTL_BODY_CLUSTER_STATUS = 31,
+	CTL_BODY_CLUSTER_STANDBY = 32,
 	CTL_BODY_UNKNOWN = 99,
 };
 
@@ -1326,6 +1777,188 @@ START_TEST(test_ctl_next_hop_mac)
 }
 END_TEST
 
+/* Decode w, expecting success and no drop; wire_ctl_msg_free() m after. */
+static void ctl_decode_ok(const struct pbw *w, struct wire_ctl_msg *m)
+{
+	struct wire_counters c = { { 0 } };
+
+	ck_assert_int_eq(wire_ctl_decode(w->buf, w->len, m, &c), 0);
+	ck_assert_uint_eq(drops_total(&c), 0);
+}
+
+/* The new fields by control.proto's numbers. */
+START_TEST(test_ctl_raw_lease_and_digests)
+{
+	struct pbw body = { .len = 0 }, item = { .len = 0 }, w;
+	struct wire_ctl_msg m;
+
+	pbw_bytes(&item, 1, "web", 3);
+	pbw_uint(&item, 2, 1);
+	pbw_message(&body, 1, &item);
+	pbw_uint(&body, 2, 1);
+	pbw_uint(&body, 3, 2500);
+	pbw_ctl(&w, WIRE_VERSION, CTL_BODY_OWNERSHIP_SET, &body);
+	ctl_decode_ok(&w, &m);
+	ck_assert_int_eq(m.kind, WIRE_CTL_OWNERSHIP_SET);
+	ck_assert_uint_eq(m.ownership.lease_ms, 2500);
+	ck_assert(m.ownership.announce);
+	ck_assert_uint_eq(m.ownership.count, 1);
+	wire_ctl_msg_free(&m);
+
+	body.len = 0;
+	pbw_uint(&body, 1, 3);
+	pbw_fixed64(&body, 9, 0xfeedfacecafebeefull);
+	pbw_ctl(&w, WIRE_VERSION, CTL_BODY_STATUS_RESPONSE, &body);
+	ctl_decode_ok(&w, &m);
+	ck_assert_uint_eq(m.status.maglev_digest, 0xfeedfacecafebeefull);
+
+	body.len = 0;
+	item.len = 0;
+	pbw_bytes(&item, 1, "web", 3);
+	pbw_bytes(&item, 2, (const uint8_t[4]){ 198, 18, 0, 1 }, 4);
+	pbw_uint(&item, 4, IPPROTO_TCP);
+	pbw_fixed64(&item, 9, 42);
+	pbw_message(&body, 1, &item);
+	pbw_ctl(&w, WIRE_VERSION, CTL_BODY_VIP_LIST_RESPONSE, &body);
+	ctl_decode_ok(&w, &m);
+	ck_assert_uint_eq(m.vip_list.n_vips, 1);
+	ck_assert_uint_eq(m.vip_list.vips[0].maglev_digest, 42);
+	wire_ctl_msg_free(&m);
+
+	body.len = 0;
+	item.len = 0;
+	pbw_uint(&item, 1, 2);
+	pbw_fixed64(&item, 4, UINT64_MAX);
+	pbw_bytes(&body, 1, "default", 7);
+	pbw_uint(&body, 2, 1);
+	pbw_message(&body, 4, &item);
+	pbw_ctl(&w, WIRE_VERSION, CTL_BODY_SYNC_VERIFY_RESULT, &body);
+	ctl_decode_ok(&w, &m);
+	ck_assert_uint_eq(m.sync_verify.count, 1);
+	ck_assert_uint_eq(m.sync_verify.digests[0].maglev_digest, UINT64_MAX);
+	wire_ctl_msg_free(&m);
+}
+END_TEST
+
+/* A ClusterMember by control.proto's numbers, the flags all set. */
+static void pbw_member(struct pbw *w, uint64_t id, uint64_t role, bool known)
+{
+	struct pbw m = { .len = 0 };
+
+	pbw_uint(&m, 1, id);
+	pbw_uint(&m, 2, role);
+	pbw_uint(&m, 3, 77);
+	pbw_uint(&m, 4, known);
+	for (unsigned int field = 5; field <= 9; field++)
+		pbw_uint(&m, field, 1);
+	pbw_message(w, 11, &m);
+}
+
+/* A ClusterStatus of node_id, role and mode, with the members in members. */
+static void pbw_cluster(struct pbw *w, uint64_t node_id, uint64_t role,
+			uint64_t mode, const struct pbw *members)
+{
+	struct pbw body = { .len = 0 };
+
+	pbw_uint(&body, 1, node_id);
+	pbw_uint(&body, 2, mode);
+	pbw_uint(&body, 3, 1);
+	pbw_uint(&body, 4, 1);
+	pbw_uint(&body, 5, role);
+	pbw_uint(&body, 6, 1);
+	pbw_uint(&body, 7, 1);
+	pbw_uint(&body, 8, 12);
+	pbw_uint(&body, 9, 1764547200123ull);
+	pbw_uint(&body, 10, 3000);
+	memcpy(body.buf + body.len, members->buf, members->len);
+	body.len += members->len;
+	pbw_ctl(w, WIRE_VERSION, CTL_BODY_CLUSTER_STATUS, &body);
+}
+
+START_TEST(test_ctl_cluster_raw)
+{
+	struct pbw members = { .len = 0 }, body = { .len = 0 }, w;
+	const struct wire_ctl_cluster_member *x;
+	struct wire_ctl_msg m;
+
+	pbw_member(&members, 1, WIRE_ROLE_ACTIVE, true);
+	pbw_member(&members, 3, 0, false);     /* not heard: no role */
+	pbw_cluster(&w, 2, WIRE_ROLE_PASSIVE, WIRE_CLUSTER_MODE_ACTIVE_ACTIVE,
+		    &members);
+	ctl_decode_ok(&w, &m);
+	ck_assert_int_eq(m.kind, WIRE_CTL_CLUSTER_STATUS);
+	ck_assert_uint_eq(m.cluster.node_id, 2);
+	ck_assert_int_eq(m.cluster.mode, WIRE_CLUSTER_MODE_ACTIVE_ACTIVE);
+	ck_assert(m.cluster.preempt && m.cluster.quorate);
+	ck_assert_int_eq(m.cluster.role, WIRE_ROLE_PASSIVE);
+	ck_assert(m.cluster.eligible && m.cluster.standby);
+	ck_assert_uint_eq(m.cluster.role_changes, 12);
+	ck_assert_uint_eq(m.cluster.last_change_unix_ms, 1764547200123ull);
+	ck_assert_uint_eq(m.cluster.lease_ms, 3000);
+	ck_assert_uint_eq(m.cluster.count, 2);
+	x = &m.cluster.members[0];
+	ck_assert_uint_eq(x->id, 1);
+	ck_assert_int_eq(x->role, WIRE_ROLE_ACTIVE);
+	ck_assert_uint_eq(x->priority, 77);
+	ck_assert(x->known && x->eligible && x->dataplane && x->synced &&
+		  x->quorate && x->standby);
+	ck_assert(!m.cluster.members[1].known);
+	ck_assert_int_eq(m.cluster.members[1].role, WIRE_ROLE_UNSPECIFIED);
+	wire_ctl_msg_free(&m);
+
+	pbw_ctl(&w, WIRE_VERSION, CTL_BODY_CLUSTER_REQUEST, &body);
+	ctl_decode_ok(&w, &m);
+	ck_assert_int_eq(m.kind, WIRE_CTL_CLUSTER_REQUEST);
+	pbw_uint(&body, 1, 1);
+	pbw_ctl(&w, WIRE_VERSION, CTL_BODY_CLUSTER_STANDBY, &body);
+	ctl_decode_ok(&w, &m);
+	ck_assert_int_eq(m.kind, WIRE_CTL_CLUSTER_STANDBY);
+	ck_assert(m.cluster_standby.on);
+}
+END_TEST
+
+START_TEST(test_ctl_cluster_bad)
+{
+	struct pbw members = { .len = 0 }, w;
+
+	pbw_cluster(&w, 0, WIRE_ROLE_ACTIVE, WIRE_CLUSTER_MODE_ACTIVE_PASSIVE,
+		    &members);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_SENDER);
+	pbw_cluster(&w, 1, 0, WIRE_CLUSTER_MODE_ACTIVE_PASSIVE, &members);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_ENUM);
+	pbw_cluster(&w, 1, 3, WIRE_CLUSTER_MODE_ACTIVE_PASSIVE, &members);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_ENUM);
+	pbw_cluster(&w, 1, WIRE_ROLE_ACTIVE, 0, &members);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_ENUM);
+	pbw_cluster(&w, 1, WIRE_ROLE_ACTIVE, 3, &members);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_ENUM);
+
+	pbw_member(&members, 0, WIRE_ROLE_ACTIVE, true);
+	pbw_cluster(&w, 1, WIRE_ROLE_ACTIVE, WIRE_CLUSTER_MODE_ACTIVE_PASSIVE,
+		    &members);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_SENDER);
+	members.len = 0;
+	pbw_member(&members, 2, 0, true);       /* heard, yet no role */
+	pbw_cluster(&w, 1, WIRE_ROLE_ACTIVE, WIRE_CLUSTER_MODE_ACTIVE_PASSIVE,
+		    &members);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_ENUM);
+	members.len = 0;
+	pbw_member(&members, 2, 5, false);
+	pbw_cluster(&w, 1, WIRE_ROLE_ACTIVE, WIRE_CLUSTER_MODE_ACTIVE_PASSIVE,
+		    &members);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_ENUM);
+}
+END_TEST
+
+/* The cluster's requests go to syncd from any client; its answer does not. */
+START_TEST(test_ctl_cluster_requests)
+{
+	ck_assert(wire_ctl_kind_is_request(WIRE_CTL_CLUSTER_REQUEST));
+	ck_assert(wire_ctl_kind_is_request(WIRE_CTL_CLUSTER_STANDBY));
+	ck_assert(!wire_ctl_kind_is_request(WIRE_CTL_CLUSTER_STATUS));
+}
+END_TEST
+
 /* Prefixes and mutations of control messages: no crash, nothing leaked. */
 START_TEST(test_ctl_truncated_and_garbage)
 {
@@ -1381,6 +2014,13 @@ START_TEST(test_names_complete)
 		ck_assert_ptr_nonnull(wire_flow_table_names[i]);
 	for (int i = 0; i < WIRE_FLOW_EVENT_MAX; i++)
 		ck_assert_ptr_nonnull(wire_flow_event_names[i]);
+	for (int i = 0; i < WIRE_ROLE_MAX; i++)
+		ck_assert_ptr_nonnull(wire_role_names[i]);
+	for (int i = 0; i < WIRE_CLUSTER_MODE_MAX; i++)
+		ck_assert_ptr_nonnull(wire_cluster_mode_names[i]);
+	ck_assert_str_eq(wire_cluster_mode_names[WIRE_CLUSTER_MODE_ACTIVE_PASSIVE],
+			 "active-passive");
+	ck_assert_str_eq(wire_role_names[WIRE_ROLE_ACTIVE], "active");
 }
 END_TEST
 
@@ -1427,6 +2067,19 @@ static Suite *wire_suite(void)
 		 test_sync_unknown_flags_and_fields);
 	add_case(s, "sync_truncated", test_sync_truncated);
 	add_case(s, "sync_garbage", test_sync_garbage);
+	add_case(s, "sync_health_mixed_families",
+		 test_sync_health_mixed_families);
+	add_case(s, "sync_health_empty", test_sync_health_empty);
+	add_case(s, "sync_health_raw", test_sync_health_raw);
+	add_case(s, "sync_health_bad", test_sync_health_bad);
+	add_case(s, "sync_node_state_raw", test_sync_node_state_raw);
+	add_case(s, "sync_node_state_bad_enum", test_sync_node_state_bad_enum);
+	add_case(s, "sync_digest_maglev_raw", test_sync_digest_maglev_raw);
+	add_case(s, "sync_header_bound_new_kinds",
+		 test_sync_header_bound_new_kinds);
+	add_case(s, "sync_health_sizes", test_sync_health_sizes);
+	add_case(s, "sync_encode_invalid_new_kinds",
+		 test_sync_encode_invalid_new_kinds);
 
 	tc = tcase_create("ctl_roundtrip_every_kind");
 	tcase_add_loop_test(tc, test_ctl_roundtrip_kind, 0, WIRE_CTL_KIND_MAX);
@@ -1440,6 +2093,10 @@ static Suite *wire_suite(void)
 	add_case(s, "ctl_bad_enum", test_ctl_bad_enum);
 	add_case(s, "ctl_bad_flows", test_ctl_bad_flows);
 	add_case(s, "ctl_next_hop_mac", test_ctl_next_hop_mac);
+	add_case(s, "ctl_raw_lease_and_digests", test_ctl_raw_lease_and_digests);
+	add_case(s, "ctl_cluster_raw", test_ctl_cluster_raw);
+	add_case(s, "ctl_cluster_bad", test_ctl_cluster_bad);
+	add_case(s, "ctl_cluster_requests", test_ctl_cluster_requests);
 	add_case(s, "ctl_truncated_and_garbage", test_ctl_truncated_and_garbage);
 	add_case(s, "names_complete", test_names_complete);
 	return s;
