@@ -27,9 +27,13 @@
  * SIGTERM, SIGINT or the end of --timeout-s (default 3600) stop it and print
  * the summary on stdout (JSON with --json):
  *   {"conns":N,"alive":M,"failed":K,"backend_changed":..,"max_gap_ms":G,
+ *    "t_us":..,"oldest_reply_t_us":..,
  *    "errors":{"connect":..,"reset":..,"eof":..,"timeout":..,"wrong_reply":..},
  *    "per_backend":{"b1":{"conns":..,"alive":..,"max_gap_ms":..},...}}
- * per_backend groups connections by their first reply's backend. Each failure
+ * t_us is when it was written and oldest_reply_t_us the least recent last
+ * reply of a live connection (0: none), both CLOCK_REALTIME: a test awaits
+ * "every live connection answered since T". per_backend groups connections
+ * by their first reply's backend. Each failure
  * is told on stderr with its CLOCK_REALTIME time (t_us). Exit 0 iff
  * alive == N; 1 otherwise; 2 for bad usage.
  */
@@ -508,7 +512,8 @@ static void hold_report(const struct hold *hold, FILE *out, bool json)
 {
 	static struct backend_stats stats[LBHOLD_BACKENDS_MAX];
 	unsigned errors[LBHOLD_ERROR_MAX] = {0}, i, nstats = 0, alive = 0;
-	uint64_t now = now_us(), gap, max_gap = 0;
+	uint64_t now = now_us(), now_real = clock_us(CLOCK_REALTIME), gap, max_gap = 0;
+	uint64_t oldest = UINT64_MAX;
 	const struct conn *conn;
 	int b;
 
@@ -523,6 +528,8 @@ static void hold_report(const struct hold *hold, FILE *out, bool json)
 			max_gap = gap;
 		errors[conn->error]++;
 		alive += conn->state != CONN_FAILED;
+		if (conn->state != CONN_FAILED && conn->last_reply_us < oldest)
+			oldest = conn->last_reply_us;
 		b = conn->backend[0] ? backend_index(stats, &nstats, conn->backend) : -1;
 		if (b < 0)
 			continue;
@@ -531,11 +538,16 @@ static void hold_report(const struct hold *hold, FILE *out, bool json)
 		if (gap > stats[b].max_gap_us)
 			stats[b].max_gap_us = gap;
 	}
+	/* The least recent last reply of a live connection, on the wall clock. */
+	oldest = oldest == UINT64_MAX || oldest == 0 ? 0 : now_real - (now - oldest);
 	fprintf(out, json ? "{\"conns\":%u,\"alive\":%u,\"failed\":%u,\"backend_changed\":%u,"
-	                    "\"max_gap_ms\":%u,\"errors\":{" :
-	                    "conns=%u alive=%u failed=%u backend_changed=%u max_gap_ms=%u errors:",
+	                    "\"max_gap_ms\":%u,\"t_us\":%llu,\"oldest_reply_t_us\":%llu,"
+	                    "\"errors\":{" :
+	                    "conns=%u alive=%u failed=%u backend_changed=%u max_gap_ms=%u"
+	                    " t_us=%llu oldest_reply_t_us=%llu errors:",
 	        hold->opts.conns, alive, hold->opts.conns - alive,
-	        errors[LBHOLD_ERROR_backend_changed], ms(max_gap));
+	        errors[LBHOLD_ERROR_backend_changed], ms(max_gap),
+	        (unsigned long long)now_real, (unsigned long long)oldest);
 	for (i = LBHOLD_ERROR_connect; i < LBHOLD_ERROR_backend_changed; i++)
 		fprintf(out, json ? "%s\"%s\":%u" : "%s%s=%u",
 		        json ? (i > LBHOLD_ERROR_connect ? "," : "") : " ",
