@@ -41,10 +41,16 @@ enum {
 	NEIGH_CAPACITY = 4096,
 };
 
+uint64_t
+control_clock_ms(const struct control *c)
+{
+	return rte_rdtsc() / c->sh->tsc_per_ms;
+}
+
 uint32_t
 control_now_ms(const struct control *c)
 {
-	return (uint32_t)(rte_rdtsc() / c->sh->tsc_per_ms);
+	return (uint32_t)control_clock_ms(c);
 }
 
 void
@@ -252,6 +258,7 @@ control_reload(struct control *c, bool check_only, char *err, size_t errlen)
 	want_neighbours(c, s);
 	forget_neighbours(c, &old, control_state(c), s);
 	control_publish(c, s);
+	control_ownership_reloaded(c);
 	tune_workers(c, cfg);
 	warn_restart_keys(c->cfg, cfg);
 	config_free(c->cfg);
@@ -353,16 +360,11 @@ fill_announce(uint8_t *out, size_t cap, void *arg)
 }
 
 void
-control_announce(struct control *c)
+control_announce(struct control *c, const struct dp_vip *v)
 {
-	const struct dp_state *s = control_state(c);
+	struct frame_arg a = { c, NULL, 0, v->family, v->addr };
 
-	for (uint32_t i = 0; i < s->n_vips; i++) {
-		struct frame_arg a = { c, NULL, 0, s->vips[i].family, s->vips[i].addr };
-
-		if (s->vips[i].owned)
-			send_frame(c, fill_announce, &a, CONTROL_ANNOUNCES);
-	}
+	send_frame(c, fill_announce, &a, CONTROL_ANNOUNCES);
 }
 
 /* --------------------------------------------------------- ARP and ND */
@@ -553,6 +555,7 @@ tick(void *arg)
 			;
 	}
 	neighbours(c);
+	control_ownership_due(c, control_clock_ms(c));
 	synced_expire(c->sh->synced, control_now_ms(c), SYNCED_EXPIRE_BUDGET, dest_valid, c);
 	retire_ready(c, false);
 	qb_loop_timer_add(c->loop, QB_LOOP_HIGH, TICK_NS, c, tick, &c->tick);

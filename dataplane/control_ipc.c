@@ -48,6 +48,7 @@ status(struct control *c, struct wire_ctl_msg *resp)
 	for (unsigned i = 0; i < c->p.n_workers; i++)
 		st->flows_local += flowtab_count(c->p.workers[i].flows);
 	st->flows_synced = synced_count(c->sh->synced);
+	st->maglev_digest = s->maglev_digest;
 	return 0;
 }
 
@@ -210,6 +211,7 @@ vip_list(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg 
 		w->port = dv->port;
 		memcpy(w->address, dv->addr, sizeof(w->address));
 		w->owned = dv->owned;
+		w->maglev_digest = dv->maglev->digest;
 		w->backends = dv->n_dests;
 		for (uint32_t b = 0; b < dv->n_dests; b++) {
 			const struct dp_dest *d = &s->dests[dv->dests[b]];
@@ -298,37 +300,6 @@ reload(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg *r
 			       sizeof(r->error)) == 0;
 	if (r->ok)
 		r->error[0] = '\0';
-	return 0;
-}
-
-static int
-ownership(struct control *c, const struct wire_ctl_msg *req, char *errmsg, size_t errlen)
-{
-	const struct wire_ctl_ownership *o = &req->ownership;
-	struct dp_state *n = NULL;
-	int rc = 0;
-
-	for (size_t i = 0; i < o->count && rc == 0; i++) {
-		const struct dp_state *s = n != NULL ? n : control_state(c);
-		int vip = state_vip_find(s, o->vips[i].vip);
-		struct dp_state *next;
-
-		if (vip < 0) {
-			snprintf(errmsg, errlen, "no vip '%s'", o->vips[i].vip);
-			rc = -ENOENT;
-			break;
-		}
-		next = state_with_owned(c->sctx, s, (uint32_t)vip, o->vips[i].owned, &rc);
-		state_free(n);
-		n = next;
-	}
-	if (rc < 0 || n == NULL) {
-		state_free(n);
-		return rc;
-	}
-	control_publish(c, n);
-	if (o->announce)
-		control_announce(c);
 	return 0;
 }
 
@@ -596,7 +567,8 @@ control_ipc_request(void *ctx, uint64_t conn_id, const struct wire_ctl_msg *req,
 	case WIRE_CTL_RELOAD_REQUEST:
 		return reload(c, req, resp);
 	case WIRE_CTL_OWNERSHIP_SET:
-		return ownership(c, req, errmsg, errlen);
+		return control_ownership_set(c, &req->ownership, control_clock_ms(c), errmsg,
+					     errlen);
 	case WIRE_CTL_FLOW_LOOKUP_REQUEST:
 		return lookup(c, req, resp);
 	case WIRE_CTL_DUMP_REQUEST:

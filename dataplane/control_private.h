@@ -32,6 +32,7 @@ struct wire_flow;
 	X(ND_ADVERTS, "neighbour advertisements sent")			\
 	X(SOLICITS, "ARP requests and neighbour solicitations sent")	\
 	X(ANNOUNCES, "gratuitous ARPs and unsolicited NAs sent")		\
+	X(LEASE_EXPIRED, "VIPs disowned: their ownership lease ended unrenewed") \
 	X(SLOW_ANSWERED, "ARP/ND frames answered (for the node or an owned VIP)") \
 	X(SLOW_LEARNT, "valid ARP/ND frames that confirmed a wanted neighbour, unanswered") \
 	X(SLOW_IGNORED, "valid ARP/ND frames neither answered nor teaching a wanted neighbour") \
@@ -49,9 +50,30 @@ enum control_counter {
 };
 
 enum {
+	/* Announcements of a VIP taken: at once, then CONTROL_ANNOUNCE_GAP_MS,
+	 * twice, four and eight times that after the first, 5 in all as
+	 * keepalived's garp_master_repeat: a switch or router that missed one
+	 * (a link just up, a busy control plane) learns from the next. A late
+	 * tick delays the rest, never bunches them. */
+	CONTROL_ANNOUNCE_TIMES = 5,
+	CONTROL_ANNOUNCE_GAP_MS = 100,
+	CONTROL_DISOWN_RETRY_MS = 10,   /* a lease ended, but no memory to act */
 	CONTROL_RETIRED_MAX = 64,
 	CONTROL_EXPORT_BURST = 1024,    /* records taken from a ring per tick */
 	CONTROL_IMPORT_WARN_MS = 10000, /* at most one refused-import warning */
+};
+
+/*
+ * A VIP taken with a lease, or with announcements left to send. Kept by
+ * name, which a reload keeps (its index it may not); a reload drops the
+ * timers of the VIPs it removed, so there is at most one a VIP.
+ */
+struct control_vip_timer {
+	char vip[CONFIG_NAME_MAX];
+	uint64_t lease_end_ms;          /* control_clock_ms(); 0: no lease */
+	uint32_t lease_ms;              /* as last taken */
+	uint64_t announce_ms;           /* the next announcement's time */
+	uint8_t announced;              /* sent so far, of CONTROL_ANNOUNCE_TIMES */
 };
 
 struct control {
@@ -80,6 +102,9 @@ struct control {
 	unsigned n_retired;
 	uint64_t counters[CONTROL_COUNTER_MAX];
 	uint64_t refused[NDISC_REFUSAL_MAX];    /* ARP/ND frames not believed */
+	struct control_vip_timer timers[CONFIG_VIPS_MAX];
+	uint32_t n_timers;
+	uint64_t timers_next_ms;        /* the earliest deadline of a timer */
 };
 
 extern const char *const control_counter_names[CONTROL_COUNTER_MAX];
@@ -94,14 +119,37 @@ control_state(const struct control *c)
 /* Publish s to the workers; the old state is freed after a grace period. */
 void control_publish(struct control *c, struct dp_state *s);
 
-/* Send gratuitous ARP / unsolicited NA for every VIP this node owns. */
-void control_announce(struct control *c);
+/* Send a gratuitous ARP (IPv4) or unsolicited NA (IPv6) for v's address. */
+void control_announce(struct control *c, const struct dp_vip *v);
 
 /* Apply the config file again; 0, or -errno with err filled. */
 int control_reload(struct control *c, bool check_only, char *err, size_t errlen);
 
 /* Milliseconds of the workers' clock. */
 uint32_t control_now_ms(const struct control *c);
+
+/* The same clock whole, for deadlines that must not wrap. */
+uint64_t control_clock_ms(const struct control *c);
+
+/*
+ * VIP ownership (control_ownership.c), at now_ms of control_clock_ms().
+ *
+ * control_ownership_set() applies an OWNERSHIP_SET: every VIP it names must
+ * exist (else -ENOENT and errmsg, nothing changed); a VIP taken with
+ * lease_ms > 0 stays owned until now_ms + lease_ms unless taken again, with
+ * 0 for good; one disowned loses its lease and announcements at once; with
+ * announce, each VIP taken is announced at once, and
+ * CONTROL_ANNOUNCE_TIMES - 1 more times by control_ownership_due().
+ *
+ * control_ownership_due() disowns the VIPs whose lease ended
+ * (LEASE_EXPIRED, a log line each) and sends the announcements due; the
+ * tick calls it. control_ownership_reloaded() forgets the timers of VIPs a
+ * reload removed. Control thread.
+ */
+int control_ownership_set(struct control *c, const struct wire_ctl_ownership *o,
+			  uint64_t now_ms, char *errmsg, size_t errlen);
+void control_ownership_due(struct control *c, uint64_t now_ms);
+void control_ownership_reloaded(struct control *c);
 
 /* The flow_key of a wire entry (AF_INET/AF_INET6 -> families 4/6). */
 void control_key_from_wire(const struct wire_flow *f, struct flow_key *k);

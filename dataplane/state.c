@@ -158,6 +158,60 @@ state_next_hop(const struct state_port *port, uint8_t family, const uint8_t addr
 	return port->lookup_mac == NULL ? NULL : port->lookup_mac(port->arg, family, hop);
 }
 
+static struct hash_key
+digest_key(void)
+{
+	return hash_key_from_bytes((const uint8_t *)STATE_DIGEST_KEY);
+}
+
+/* m's digest (STATE_DIGEST_KEY), its n_ranks ranks' destinations in dests. */
+static int
+maglev_digest(struct dp_maglev *m, uint32_t n_ranks, const struct dp_dest *dests)
+{
+	const struct hash_key key = digest_key();
+	uint64_t *rank_word = calloc(n_ranks ? n_ranks : 1, sizeof(*rank_word));
+	uint8_t addr[17];
+	uint64_t v[4];
+
+	if (rank_word == NULL)
+		return -ENOMEM;
+	for (uint32_t r = 0; r < n_ranks; r++) {
+		const struct dp_dest *d = &dests[m->rank_dest[r]];
+
+		addr[0] = d->family;
+		memcpy(addr + 1, d->addr, 16);
+		rank_word[r] = hash_sip24(&key, addr, sizeof(addr));
+	}
+	hash_sipinit(v, &key);
+	hash_sip13_absorb(v, m->size);
+	for (uint32_t i = 0; i < m->size; i++)
+		hash_sip13_absorb(v, m->slots[i] == MAGLEV_SLOT_NONE ? 0 :
+				  rank_word[m->slots[i]]);
+	m->digest = hash_sip13_finish(v, (uint64_t)m->size + 1);
+	free(rank_word);
+	return 0;
+}
+
+/* The state's digest: the VIPs' own, each named, summed. */
+static uint64_t
+state_digest(const struct dp_state *s)
+{
+	const struct hash_key key = digest_key();
+	uint8_t buf[CONFIG_NAME_MAX + 1 + 8];
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < s->n_vips; i++) {
+		size_t n = strnlen(s->vips[i].name, CONFIG_NAME_MAX - 1) + 1;
+		uint64_t d = s->vips[i].maglev->digest;
+
+		memcpy(buf, s->vips[i].name, n);    /* with its NUL */
+		for (int b = 0; b < 8; b++)
+			buf[n + b] = (uint8_t)(d >> (8 * b));
+		sum += hash_sip24(&key, buf, n + 8);
+	}
+	return sum;
+}
+
 static void
 maglev_unref(struct dp_maglev *mg)
 {
@@ -201,7 +255,9 @@ maglev_for_vip(const struct dp_vip *vip, uint32_t size, const struct dp_dest *de
 		goto fail;
 	for (uint32_t r = 0; r < vip->n_dests; r++)
 		mg->rank_dest[r] = vip->dests[order[r]];
-	*rc = 0;
+	*rc = maglev_digest(mg, vip->n_dests, dests);
+	if (*rc < 0)
+		goto fail;
 	goto out;
 fail:
 	if (mg != NULL) {
@@ -413,6 +469,8 @@ state_build(struct state_ctx *ctx, const struct config *cfg,
 						   s->dests, &rc);
 	if (rc == 0)
 		rc = state_viptab(s);
+	if (rc == 0)
+		s->maglev_digest = state_digest(s);
 fail:
 	if (rc < 0) {
 		snprintf(err, errlen, "%s: cannot build the forwarding state: %s",
@@ -435,6 +493,7 @@ state_copy(struct state_ctx *ctx, const struct dp_state *s, int *rc)
 	c->generation = ++ctx->generation;
 	c->vip_gen = s->vip_gen;
 	c->seed = s->seed;
+	c->maglev_digest = s->maglev_digest;
 	memcpy(c->dests, s->dests, s->n_dests * sizeof(*c->dests));
 	memcpy(c->vips, s->vips, s->n_vips * sizeof(*c->vips));
 	for (uint32_t i = 0; i < s->n_vips; i++) {
@@ -485,6 +544,7 @@ state_with_backend(struct state_ctx *ctx, const struct dp_state *s, uint32_t vip
 	}
 	maglev_unref(c->vips[vip].maglev);
 	c->vips[vip].maglev = mg;
+	c->maglev_digest = state_digest(c);
 	return c;
 }
 

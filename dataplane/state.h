@@ -55,7 +55,19 @@ struct dp_maglev {
 	uint32_t size;
 	uint16_t *slots;        /* slot -> rank, MAGLEV_SLOT_NONE: no backend */
 	uint32_t *rank_dest;    /* rank -> destination id */
+	uint64_t digest;        /* see STATE_DIGEST_KEY */
 };
+
+/*
+ * A Maglev table's digest: SipHash-1-3 keyed by STATE_DIGEST_KEY of the
+ * words (table size, then for each slot the SipHash-2-4, same key, of its
+ * backend's family (FLOW_FAMILY_) byte and 16 address bytes, 0 for a slot
+ * without backend). Addresses, not ranks or ids, which are local: nodes
+ * with the same config and the same backends down build the same tables,
+ * so the same digests. Computed once per table build, never per request.
+ */
+#define STATE_DIGEST_KEY "maglb/digest/v1."
+
 
 struct dp_vip {
 	char name[CONFIG_NAME_MAX];
@@ -88,6 +100,11 @@ struct dp_state {
 	struct dp_vip *vips;
 	uint32_t n_dests;           /* ids below this are valid indexes */
 	struct dp_dest *dests;
+	uint64_t maglev_digest;     /* every VIP's table: the sum over VIPs of
+				     * SipHash-2-4 (STATE_DIGEST_KEY) of its
+				     * name, a NUL and its table's digest (8
+				     * bytes, little-endian): the VIPs' order
+				     * does not matter */
 };
 
 struct state_ctx;   /* the control thread's registry of ids and neighbours */

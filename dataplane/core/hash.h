@@ -57,20 +57,23 @@ hash_sipinit(uint64_t v[4], const struct hash_key *key)
 }
 
 /*
- * SipHash-1-3 of n 64-bit words, i.e. of the 8n-byte string whose words are
- * w[0..n-1] in little-endian order. Inline: it is on the new-flow path.
+ * SipHash-1-3 streamed a 64-bit word at a time (a string too long to hold
+ * whole): hash_sipinit(), hash_sip13_absorb() for each word in order, then
+ * hash_sip13_finish() with the count of words absorbed.
  */
-static inline uint64_t
-hash_sip13_words(const struct hash_key *key, const uint64_t *w, unsigned n)
+static inline void
+hash_sip13_absorb(uint64_t v[4], uint64_t w)
 {
-	uint64_t v[4], b = (uint64_t)(n * 8) << 56;
+	v[3] ^= w;
+	hash_sipround(v);
+	v[0] ^= w;
+}
 
-	hash_sipinit(v, key);
-	for (unsigned i = 0; i < n; i++) {
-		v[3] ^= w[i];
-		hash_sipround(v);
-		v[0] ^= w[i];
-	}
+static inline uint64_t
+hash_sip13_finish(uint64_t v[4], uint64_t n)
+{
+	uint64_t b = (n * 8) << 56;
+
 	v[3] ^= b;
 	hash_sipround(v);
 	v[0] ^= b;
@@ -79,6 +82,21 @@ hash_sip13_words(const struct hash_key *key, const uint64_t *w, unsigned n)
 	hash_sipround(v);
 	hash_sipround(v);
 	return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+/*
+ * SipHash-1-3 of n 64-bit words, i.e. of the 8n-byte string whose words are
+ * w[0..n-1] in little-endian order. Inline: it is on the new-flow path.
+ */
+static inline uint64_t
+hash_sip13_words(const struct hash_key *key, const uint64_t *w, unsigned n)
+{
+	uint64_t v[4];
+
+	hash_sipinit(v, key);
+	for (unsigned i = 0; i < n; i++)
+		hash_sip13_absorb(v, w[i]);
+	return hash_sip13_finish(v, n);
 }
 
 /*

@@ -1,15 +1,32 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The dataplane's IPC handlers (dataplane/control_ipc.c) where they need no
- * EAL: the export stream's ownership. One connection owns the stream; a
- * second one asking for it, or asking to end it, gets EBUSY naming the
- * owner; the owner's unsubscribe or disconnect frees it.
+ * The dataplane's IPC handlers on the control thread (control_ipc.c,
+ * control_ownership.c): the export stream's ownership, and VIP ownership
+ * with leases and repeated announcements.
+ *
+ * Export stream: one connection owns it; a second one asking for it, or
+ * asking to end it, gets EBUSY naming the owner; the owner's unsubscribe or
+ * disconnect frees it.
+ *
+ * VIP ownership runs the control thread's own code on a state built from a
+ * config, on an EAL without hugepages or devices (as DPDK's app/test): the
+ * frames it sends are taken from the TX ring they are queued to, and time
+ * is what each call says it is.
  */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <rte_eal.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+
+#include "config/config.h"
 #include "dataplane/control_private.h"
 
 static struct control ctl;
@@ -59,6 +76,333 @@ START_TEST(test_one_owner)
 }
 END_TEST
 
+/* ------------------------------------------------------ VIP ownership */
+
+#define CONF_HEAD \
+	"cluster = { hash_seed = \"0123456789abcdef0123456789abcdef\"; };\n" \
+	"node = { id = 1; address = \"198.18.0.10\"; address6 = \"2001:db8::10\"; };\n" \
+	"ports = ( { name = \"lan0\"; device = \"net_null0\"; } );\n"
+#define VIP_WEB \
+	"  { name = \"web\"; address = \"198.18.1.1\"; port = 80; protocol = \"tcp\";" \
+	"    encap = \"gre\"; table_size = 101;" \
+	"    backends = ( { address = \"198.18.2.1\"; } ); }"
+#define VIP_DNS6 \
+	"  { name = \"dns6\"; address = \"2001:db8:1::1\"; port = 53;" \
+	"    protocol = \"udp\"; encap = \"ipip\"; table_size = 101;" \
+	"    backends = ( { address = \"2001:db8:2::1\"; } ); }"
+#define CONF CONF_HEAD "vips = (\n" VIP_WEB ",\n" VIP_DNS6 "\n);\n"
+#define CONF_WEB CONF_HEAD "vips = (\n" VIP_WEB "\n);\n"
+
+static const uint8_t web_addr[4] = { 198, 18, 1, 1 };
+static const uint8_t dns6_addr[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 1, [15] = 1 };
+
+/* What the EAL gives once for the whole suite. */
+static struct rte_mempool *pool;
+static struct rte_ring *tx;
+static struct rte_rcu_qsbr *rcu;
+
+static struct dp_shared shared;
+static struct worker worker0;
+static struct state_ctx *sctx;
+static const uint64_t t0 = 1000000;     /* ms: any time will do */
+
+/* A control thread, not running, with the state of CONF published. */
+static void
+ownership_setup(void)
+{
+	char err[CONFIG_ERROR_MAX] = "";
+	struct state_port port = { .mac = { 0x02, 0xaa, 0, 0, 0, 1 }, .mtu = 1500 };
+	struct dp_state *s;
+
+	memset(&ctl, 0, sizeof(ctl));
+	memset(&shared, 0, sizeof(shared));
+	memset(&worker0, 0, sizeof(worker0));
+	ctl.cfg = config_load_string(CONF, "t.conf", err, sizeof(err));
+	ck_assert_msg(ctl.cfg != NULL, "config refused: %s", err);
+	sctx = state_ctx_create(64, &port);
+	ck_assert_ptr_nonnull(sctx);
+	s = state_build(sctx, ctl.cfg, NULL, err, sizeof(err));
+	ck_assert_msg(s != NULL, "state refused: %s", err);
+	memcpy(shared.port.mac, port.mac, 6);
+	shared.rcu = rcu;
+	worker0.tx_ring = tx;
+	ctl.sh = &shared;
+	ctl.sctx = sctx;
+	ctl.p.pool = pool;
+	ctl.p.workers = &worker0;
+	ctl.p.n_workers = 1;
+	control_publish(&ctl, s);
+}
+
+static void
+ownership_teardown(void)
+{
+	struct rte_mbuf *m;
+
+	while (rte_ring_dequeue(tx, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	for (unsigned i = 0; i < ctl.n_retired; i++)
+		state_free(ctl.retired[i].state);
+	state_free(shared.state);
+	state_ctx_destroy(sctx);
+	config_free(ctl.cfg);
+}
+
+/* OWNERSHIP_SET of one VIP at now; the handler's rc. */
+static int
+own(const char *vip, bool owned, bool announce, uint32_t lease_ms, uint64_t now)
+{
+	struct wire_ctl_ownership_entry e = { .owned = owned };
+	struct wire_ctl_ownership o = { .vips = &e, .count = 1, .announce = announce,
+					.lease_ms = lease_ms };
+	char err[WIRE_TEXT_MAX] = "";
+
+	snprintf(e.vip, sizeof(e.vip), "%s", vip);
+	return control_ownership_set(&ctl, &o, now, err, sizeof(err));
+}
+
+static bool
+owned(const char *vip)
+{
+	const struct dp_state *s = control_state(&ctl);
+	int i = state_vip_find(s, vip);
+
+	ck_assert_int_ge(i, 0);
+	return s->vips[i].owned;
+}
+
+/*
+ * The frames queued since the last call, taken off the TX ring: each must
+ * announce web (a gratuitous ARP) or dns6 (an unsolicited NA); their counts
+ * go to *web and *dns6.
+ */
+static void
+sent(unsigned *web, unsigned *dns6)
+{
+	struct rte_mbuf *m;
+
+	*web = *dns6 = 0;
+	while (rte_ring_dequeue(tx, (void **)&m) == 0) {
+		const uint8_t *f = rte_pktmbuf_mtod(m, const uint8_t *);
+		uint16_t type = (uint16_t)(f[12] << 8 | f[13]);
+
+		if (type == 0x0806 && rte_pktmbuf_data_len(m) >= 42 &&
+		    memcmp(f + 38, web_addr, 4) == 0)
+			(*web)++;
+		else if (type == 0x86dd && rte_pktmbuf_data_len(m) >= 78 && f[54] == 136 &&
+			 memcmp(f + 62, dns6_addr, 16) == 0)
+			(*dns6)++;
+		else
+			ck_abort_msg("a frame that announces neither VIP");
+		rte_pktmbuf_free(m);
+	}
+}
+
+/* Announcements of web only since the last call. */
+static unsigned
+sent_web(void)
+{
+	unsigned web, dns6;
+
+	sent(&web, &dns6);
+	ck_assert_uint_eq(dns6, 0);
+	return web;
+}
+
+START_TEST(test_lease_ends)
+{
+	ck_assert_int_eq(own("web", true, false, 1000, t0), 0);
+	ck_assert(owned("web"));
+	control_ownership_due(&ctl, t0 + 999);
+	ck_assert(owned("web"));
+	ck_assert_uint_eq(ctl.counters[CONTROL_LEASE_EXPIRED], 0);
+	control_ownership_due(&ctl, t0 + 1000);
+	ck_assert(!owned("web"));
+	ck_assert_uint_eq(ctl.counters[CONTROL_LEASE_EXPIRED], 1);
+	ck_assert_uint_eq(ctl.n_timers, 0);
+	/* ended once: counted once */
+	control_ownership_due(&ctl, t0 + 5000);
+	ck_assert_uint_eq(ctl.counters[CONTROL_LEASE_EXPIRED], 1);
+	ck_assert_uint_eq(sent_web(), 0);
+	ck_assert(!owned("dns6"));
+}
+END_TEST
+
+/* A renewal before the deadline moves it, and makes no new state. */
+START_TEST(test_lease_renewed)
+{
+	uint64_t states;
+
+	ck_assert_int_eq(own("web", true, false, 1000, t0), 0);
+	states = ctl.counters[CONTROL_STATES];
+	ck_assert_int_eq(own("web", true, false, 1000, t0 + 900), 0);
+	ck_assert_uint_eq(ctl.counters[CONTROL_STATES], states);
+	control_ownership_due(&ctl, t0 + 1000);
+	control_ownership_due(&ctl, t0 + 1899);
+	ck_assert(owned("web"));
+	ck_assert_uint_eq(ctl.counters[CONTROL_LEASE_EXPIRED], 0);
+	control_ownership_due(&ctl, t0 + 1900);
+	ck_assert(!owned("web"));
+	ck_assert_uint_eq(ctl.counters[CONTROL_LEASE_EXPIRED], 1);
+}
+END_TEST
+
+/* Lease 0 never ends, and clears a lease taken before. */
+START_TEST(test_lease_zero)
+{
+	ck_assert_int_eq(own("web", true, false, 0, t0), 0);
+	ck_assert_int_eq(own("dns6", true, false, 1000, t0), 0);
+	ck_assert_int_eq(own("dns6", true, false, 0, t0 + 500), 0);
+	ck_assert_uint_eq(ctl.n_timers, 0);
+	control_ownership_due(&ctl, t0 + 1000);
+	control_ownership_due(&ctl, t0 + 86400000ull * 365);
+	ck_assert(owned("web"));
+	ck_assert(owned("dns6"));
+	ck_assert_uint_eq(ctl.counters[CONTROL_LEASE_EXPIRED], 0);
+}
+END_TEST
+
+/* Disowned: at once, and its lease with it (nothing ends later). */
+START_TEST(test_disown_drops_lease)
+{
+	ck_assert_int_eq(own("web", true, false, 1000, t0), 0);
+	ck_assert_int_eq(own("web", false, false, 0, t0 + 10), 0);
+	ck_assert(!owned("web"));
+	ck_assert_uint_eq(ctl.n_timers, 0);
+	control_ownership_due(&ctl, t0 + 2000);
+	ck_assert_uint_eq(ctl.counters[CONTROL_LEASE_EXPIRED], 0);
+	/* taken again without a lease: the old deadline does not come back */
+	ck_assert_int_eq(own("web", true, false, 0, t0 + 20), 0);
+	control_ownership_due(&ctl, t0 + 2000);
+	ck_assert(owned("web"));
+}
+END_TEST
+
+/* At once, then +100, +200, +400 and +800 ms: 5 for each VIP taken. */
+START_TEST(test_announce_five)
+{
+	static const uint64_t at[] = { 99, 100, 199, 200, 399, 400, 799, 800, 5000 };
+	static const unsigned want[] = { 0, 1, 0, 1, 0, 1, 0, 1, 0 };
+	struct wire_ctl_ownership_entry e[2] = { { "web", true }, { "dns6", true } };
+	struct wire_ctl_ownership o = { .vips = e, .count = 2, .announce = true };
+	char err[WIRE_TEXT_MAX];
+	unsigned web, dns6;
+
+	ck_assert_int_eq(control_ownership_set(&ctl, &o, t0, err, sizeof(err)), 0);
+	sent(&web, &dns6);
+	ck_assert_uint_eq(web, 1);
+	ck_assert_uint_eq(dns6, 1);
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		control_ownership_due(&ctl, t0 + at[i]);
+		sent(&web, &dns6);
+		ck_assert_msg(web == want[i] && dns6 == want[i],
+			      "at +%llu ms: %u and %u sent, want %u",
+			      (unsigned long long)at[i], web, dns6, want[i]);
+	}
+	ck_assert_uint_eq(ctl.counters[CONTROL_ANNOUNCES], 10);
+	ck_assert_uint_eq(ctl.n_timers, 0);
+}
+END_TEST
+
+/* A late tick sends one, and the gaps after it keep their length. */
+START_TEST(test_announce_late_tick)
+{
+	ck_assert_int_eq(own("web", true, true, 0, t0), 0);
+	control_ownership_due(&ctl, t0 + 450);
+	ck_assert_uint_eq(sent_web(), 2);
+	control_ownership_due(&ctl, t0 + 549);
+	ck_assert_uint_eq(sent_web(), 0);
+	control_ownership_due(&ctl, t0 + 550);
+	ck_assert_uint_eq(sent_web(), 1);
+	control_ownership_due(&ctl, t0 + 749);
+	ck_assert_uint_eq(sent_web(), 0);
+	control_ownership_due(&ctl, t0 + 750);
+	control_ownership_due(&ctl, t0 + 1150);
+	control_ownership_due(&ctl, t0 + 9000);
+	ck_assert_uint_eq(sent_web(), 2);
+	ck_assert_uint_eq(ctl.counters[CONTROL_ANNOUNCES], 5);
+}
+END_TEST
+
+/* The ticks of every millisecond from t0 + from to t0 + to. */
+static void
+ticks(uint64_t from, uint64_t to)
+{
+	for (uint64_t now = t0 + from; now <= t0 + to; now++)
+		control_ownership_due(&ctl, now);
+}
+
+/* A disown before the repeats cancels the rest. */
+START_TEST(test_announce_cancelled)
+{
+	ck_assert_int_eq(own("web", true, true, 0, t0), 0);
+	control_ownership_due(&ctl, t0 + 100);
+	ck_assert_uint_eq(sent_web(), 2);
+	ck_assert_int_eq(own("web", false, false, 0, t0 + 150), 0);
+	control_ownership_due(&ctl, t0 + 200);
+	control_ownership_due(&ctl, t0 + 5000);
+	ck_assert_uint_eq(sent_web(), 0);
+	ck_assert_uint_eq(ctl.counters[CONTROL_ANNOUNCES], 2);
+}
+END_TEST
+
+/* Renewed without announce: nothing sent; with announce: a new series. */
+START_TEST(test_renewal_not_announced)
+{
+	ck_assert_int_eq(own("web", true, true, 3000, t0), 0);
+	ticks(0, 999);
+	ck_assert_uint_eq(sent_web(), 5);
+	ck_assert_int_eq(own("web", true, false, 3000, t0 + 1000), 0);
+	ck_assert_uint_eq(sent_web(), 0);
+	ck_assert_int_eq(own("web", true, true, 3000, t0 + 1000), 0);
+	ck_assert_uint_eq(sent_web(), 1);
+	ticks(1000, 3000);
+	ck_assert_uint_eq(sent_web(), 4);
+	ck_assert_uint_eq(ctl.counters[CONTROL_ANNOUNCES], 10);
+	ck_assert(owned("web"));
+}
+END_TEST
+
+/* One unknown name refuses the whole request: nothing taken, no timer. */
+START_TEST(test_unknown_vip_refused)
+{
+	struct wire_ctl_ownership_entry e[2] = { { "web", true }, { "nosuch", true } };
+	struct wire_ctl_ownership o = { .vips = e, .count = 2, .announce = true,
+					.lease_ms = 1000 };
+	char err[WIRE_TEXT_MAX] = "";
+
+	ck_assert_int_eq(control_ownership_set(&ctl, &o, t0, err, sizeof(err)), -ENOENT);
+	ck_assert_str_eq(err, "no vip 'nosuch'");
+	ck_assert(!owned("web"));
+	ck_assert_uint_eq(ctl.n_timers, 0);
+	ck_assert_uint_eq(sent_web(), 0);
+}
+END_TEST
+
+/* A reload that removes a leased VIP forgets its lease. */
+START_TEST(test_reload_forgets_removed_vip)
+{
+	char err[CONFIG_ERROR_MAX] = "";
+	struct config *cfg;
+	struct dp_state *s;
+
+	ck_assert_int_eq(own("web", true, false, 1000, t0), 0);
+	ck_assert_int_eq(own("dns6", true, false, 1000, t0), 0);
+	cfg = config_load_string(CONF_WEB, "t.conf", err, sizeof(err));
+	ck_assert_msg(cfg != NULL, "%s", err);
+	s = state_build(sctx, cfg, control_state(&ctl), err, sizeof(err));
+	ck_assert_msg(s != NULL, "%s", err);
+	control_publish(&ctl, s);
+	control_ownership_reloaded(&ctl);
+	ck_assert_uint_eq(ctl.n_timers, 1);
+	ck_assert_str_eq(ctl.timers[0].vip, "web");
+	control_ownership_due(&ctl, t0 + 1000);
+	ck_assert_uint_eq(ctl.counters[CONTROL_LEASE_EXPIRED], 1);
+	ck_assert(!owned("web"));
+	config_free(cfg);
+}
+END_TEST
+
 static Suite *
 control_ipc_suite(void)
 {
@@ -67,17 +411,68 @@ control_ipc_suite(void)
 
 	tcase_add_test(tc, test_one_owner);
 	suite_add_tcase(s, tc);
+	tc = tcase_create("leases");
+	tcase_add_checked_fixture(tc, ownership_setup, ownership_teardown);
+	tcase_add_test(tc, test_lease_ends);
+	tcase_add_test(tc, test_lease_renewed);
+	tcase_add_test(tc, test_lease_zero);
+	tcase_add_test(tc, test_disown_drops_lease);
+	tcase_add_test(tc, test_unknown_vip_refused);
+	tcase_add_test(tc, test_reload_forgets_removed_vip);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("announcements");
+	tcase_add_checked_fixture(tc, ownership_setup, ownership_teardown);
+	tcase_add_test(tc, test_announce_five);
+	tcase_add_test(tc, test_announce_late_tick);
+	tcase_add_test(tc, test_announce_cancelled);
+	tcase_add_test(tc, test_renewal_not_announced);
+	suite_add_tcase(s, tc);
 	return s;
+}
+
+/* The EAL without hugepages, devices or shared files; a pool, a TX ring
+ * and an RCU variable for the ownership tests. */
+static int
+eal_start(void)
+{
+	char prefix[64];
+	char *argv[] = { "check_control_ipc", "--no-huge", "--no-pci", "--no-shconf",
+			 "--no-telemetry", "-m", "64", "-l", "0", "--log-level=*:error",
+			 prefix, NULL };
+	size_t size;
+
+	snprintf(prefix, sizeof(prefix), "--file-prefix=check_control_ipc%ld", (long)getpid());
+	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0)
+		return -1;
+	pool = rte_pktmbuf_pool_create("pool", 255, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
+	tx = rte_ring_create("tx", 256, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	size = rte_rcu_qsbr_get_memsize(1);
+	rcu = rte_zmalloc("rcu", size, RTE_CACHE_LINE_SIZE);
+	if (pool == NULL || tx == NULL || rcu == NULL)
+		return -1;
+	return rte_rcu_qsbr_init(rcu, 1);
 }
 
 int
 main(void)
 {
-	SRunner *sr = srunner_create(control_ipc_suite());
+	SRunner *sr;
 	int failed;
 
+	if (eal_start() < 0) {
+		fprintf(stderr, "check_control_ipc: cannot start the EAL (--no-huge)\n");
+		return EXIT_FAILURE;
+	}
+	sr = srunner_create(control_ipc_suite());
+	/* One process: the EAL's threads do not follow a fork (LeakSanitizer
+	 * in a forked test warns of threads it cannot find). */
+	srunner_set_fork_status(sr, CK_NOFORK);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	rte_ring_free(tx);
+	rte_mempool_free(pool);
+	rte_free(rcu);
+	rte_eal_cleanup();
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }

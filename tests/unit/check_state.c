@@ -693,6 +693,111 @@ START_TEST(test_maglev_empty_without_up_backends)
 }
 END_TEST
 
+/* ---- Maglev digests ---- */
+
+static uint64_t
+vip_digest(const struct dp_state *s, const char *vip)
+{
+	return s->vips[vip_of(s, vip)].maglev->digest;
+}
+
+/* Two nodes, one config (in another VIP and backend order, with other
+ * destination ids): equal digests; a backend down on one of them parts
+ * them, and the same backend down on the other, or back up, joins them. */
+START_TEST(test_digest_equal_across_nodes)
+{
+	struct state_ctx *a_ctx = ctx_new(64, NULL), *b_ctx = ctx_new(64, NULL);
+	struct dp_state *a = build(a_ctx, CONF2(WEB_123, DNS_12), NULL);
+	struct dp_state *b = build(b_ctx, CONF1(APP_5), NULL);
+
+	reload(b_ctx, &b, CONF2(DNS_12, VIP("web", "198.18.1.1", "gre")
+		BACKEND("198.18.2.3") ", " BACKEND("198.18.2.1") ", "
+		BACKEND("198.18.2.2") VIP_END));
+	ck_assert_int_ne(dest_of(a, "web", "198.18.2.1"), dest_of(b, "web", "198.18.2.1"));
+	ck_assert_uint_eq(vip_digest(a, "web"), vip_digest(b, "web"));
+	ck_assert_uint_eq(vip_digest(a, "dns"), vip_digest(b, "dns"));
+	ck_assert_uint_ne(vip_digest(a, "web"), vip_digest(a, "dns"));
+	ck_assert_uint_eq(a->maglev_digest, b->maglev_digest);
+
+	change(b_ctx, &b, "web", "198.18.2.2", DEST_DOWN, 1);
+	ck_assert_uint_ne(vip_digest(a, "web"), vip_digest(b, "web"));
+	ck_assert_uint_eq(vip_digest(a, "dns"), vip_digest(b, "dns"));
+	ck_assert_uint_ne(a->maglev_digest, b->maglev_digest);
+	change(a_ctx, &a, "web", "198.18.2.2", DEST_DOWN, 1);
+	ck_assert_uint_eq(a->maglev_digest, b->maglev_digest);
+	change(b_ctx, &b, "web", "198.18.2.2", DEST_UP, 1);
+	ck_assert_uint_ne(a->maglev_digest, b->maglev_digest);
+	change(a_ctx, &a, "web", "198.18.2.2", DEST_UP, 1);
+	ck_assert_uint_eq(vip_digest(a, "web"), vip_digest(b, "web"));
+	ck_assert_uint_eq(a->maglev_digest, b->maglev_digest);
+
+	/* a reload keeps what is down, and the digest with it */
+	change(a_ctx, &a, "dns", "2001:db8:2::1", DEST_DOWN, 1);
+	change(b_ctx, &b, "dns", "2001:db8:2::1", DEST_DOWN, 1);
+	reload(a_ctx, &a, CONF2(WEB_123, DNS_12));
+	ck_assert_uint_eq(a->maglev_digest, b->maglev_digest);
+	state_free(a);
+	state_free(b);
+	state_ctx_destroy(a_ctx);
+	state_ctx_destroy(b_ctx);
+}
+END_TEST
+
+/* A weight or a drain changes a digest exactly when it changes the table. */
+START_TEST(test_digest_follows_the_table)
+{
+	struct state_ctx *ctx = ctx_new(64, NULL);
+	struct dp_state *s = build(ctx, CONF2(WEB_123, APP_5), NULL);
+	uint64_t web = vip_digest(s, "web"), app = vip_digest(s, "app");
+	uint64_t node = s->maglev_digest;
+
+	/* one backend fills every slot whatever its weight */
+	change(ctx, &s, "app", "198.18.2.5", DEST_UP, 7);
+	ck_assert_uint_eq(vip_digest(s, "app"), app);
+	ck_assert_uint_eq(s->maglev_digest, node);
+	/* ownership builds no table */
+	own(ctx, &s, "web", true);
+	ck_assert_uint_eq(s->maglev_digest, node);
+
+	change(ctx, &s, "web", "198.18.2.1", DEST_UP, 3);
+	ck_assert_uint_ne(vip_digest(s, "web"), web);
+	ck_assert_uint_ne(s->maglev_digest, node);
+	change(ctx, &s, "web", "198.18.2.1", DEST_DRAINING, 0);
+	ck_assert_uint_ne(vip_digest(s, "web"), web);
+	change(ctx, &s, "web", "198.18.2.1", DEST_UP, 1);
+	ck_assert_uint_eq(vip_digest(s, "web"), web);
+	ck_assert_uint_eq(s->maglev_digest, node);
+
+	/* no backend up: a table of empty slots has a digest of its own */
+	change(ctx, &s, "app", "198.18.2.5", DEST_DOWN, 1);
+	ck_assert_uint_ne(vip_digest(s, "app"), app);
+	ck_assert_uint_ne(s->maglev_digest, node);
+	state_free(s);
+	state_ctx_destroy(ctx);
+}
+END_TEST
+
+/* A drained backend takes no slot: the ranks shift, the table and its
+ * digest, of addresses, do not. */
+START_TEST(test_digest_of_addresses)
+{
+	struct state_ctx *ctx = ctx_new(64, NULL), *ctx2 = ctx_new(64, NULL);
+	struct dp_state *s = build(ctx, CONF1(WEB_123), NULL);
+	struct dp_state *s2 = build(ctx2, CONF1(VIP("web", "198.18.1.1", "gre")
+		WEIGHTED("198.18.2.0", 0) ", " BACKEND("198.18.2.1") ", "
+		BACKEND("198.18.2.2") ", " BACKEND("198.18.2.3") VIP_END), NULL);
+
+	ck_assert_uint_ne(s->vips[0].maglev->rank_dest[s->vips[0].maglev->slots[0]],
+			  s2->vips[0].maglev->rank_dest[s2->vips[0].maglev->slots[0]]);
+	ck_assert_uint_eq(vip_digest(s, "web"), vip_digest(s2, "web"));
+	ck_assert_uint_eq(s->maglev_digest, s2->maglev_digest);
+	state_free(s);
+	state_free(s2);
+	state_ctx_destroy(ctx);
+	state_ctx_destroy(ctx2);
+}
+END_TEST
+
 START_TEST(test_with_backend_refuses)
 {
 	struct state_ctx *ctx = ctx_new(64, NULL);
@@ -1086,6 +1191,9 @@ state_suite(void)
 	tcase_add_test(maglev, test_maglev_rebuilt_by_reload);
 	tcase_add_test(maglev, test_maglev_empty_without_up_backends);
 	tcase_add_test(maglev, test_with_backend_refuses);
+	tcase_add_test(maglev, test_digest_equal_across_nodes);
+	tcase_add_test(maglev, test_digest_follows_the_table);
+	tcase_add_test(maglev, test_digest_of_addresses);
 	tcase_add_test(maglev, test_build_out_of_memory);
 	tcase_add_test(maglev, test_copies_out_of_memory);
 	tcase_add_test(hops, test_next_hop_on_link);
