@@ -28,7 +28,7 @@ static const char maglbctl_usage_text[] =
 	"usage: maglbctl [--json] [--service NAME] [--timeout MS] COMMAND [ARGS]\n"
 	"\n"
 	"commands:\n"
-	"  status                              node, workers, VIPs, flows\n"
+	"  status                              node, workers, VIPs, flows, Maglev digest\n"
 	"  vips [NAME]                         VIPs: address, owner, backends, flows\n"
 	"  backends [VIP]                      backends: weight, state, next-hop MAC\n"
 	"  flows [--vip VIP] [--limit N]       connection entries (all, or the first N)\n"
@@ -39,20 +39,27 @@ static const char maglbctl_usage_text[] =
 	"  backend drain VIP ADDR              keep its flows, give it no new ones\n"
 	"  backend down VIP ADDR               take it out of the Maglev table\n"
 	"  backend up VIP ADDR                 put it back\n"
-	"  vip own NAME [--announce]           answer ARP/ND for the VIP (--announce:\n"
-	"                                      gratuitous ARP / unsolicited NA now)\n"
+	"  vip own NAME [--announce] [--lease MS]\n"
+	"                                      answer ARP/ND for the VIP (--announce:\n"
+	"                                      gratuitous ARP / unsolicited NA now and\n"
+	"                                      4 more times; --lease: for MS ms,\n"
+	"                                      1..3600000, unless taken again)\n"
 	"  vip disown NAME                     stop answering for it\n"
 	"  reload [--check]                    reload the config (--check: validate only)\n"
 	"  sync                                maglb-syncd: groups, members, entries,\n"
 	"                                      traffic, drops, lag\n"
-	"  sync verify [GROUP]                 every member's digest of its entries,\n"
-	"                                      compared (exit 1 when they disagree)\n"
+	"  sync verify [GROUP]                 every member's digests of its entries\n"
+	"                                      and Maglev tables, compared (exit 1\n"
+	"                                      when they disagree)\n"
+	"  cluster                             maglb-syncd: mode, quorum, roles, members\n"
+	"  cluster standby on|off              take this node out of the active role\n"
+	"                                      (on) or let it back (off)\n"
 	"\n"
 	"options:\n"
 	"  --json            one JSON document on stdout\n"
 	"  --service NAME    IPC service of the dataplane (default maglb-dataplane)\n"
 	"  --sync-service NAME  IPC service of maglb-syncd (default maglb-syncd),\n"
-	"                    for the sync commands\n"
+	"                    for the sync and cluster commands\n"
 	"  --timeout MS      how long to wait for each answer (default 5000)\n"
 	"  -h, --help        this text\n"
 	"\n"
@@ -128,6 +135,12 @@ maglbctl_parse_proto(const char *s, uint8_t *proto)
 	else
 		return false;
 	return true;
+}
+
+void
+maglbctl_digest_str(uint64_t digest, char buf[MAGLBCTL_DIGEST_STR])
+{
+	snprintf(buf, MAGLBCTL_DIGEST_STR, "0x%016" PRIx64, digest);
 }
 
 /* Copy a name (VIP, scope) into a wire field; false if too long. */
@@ -353,7 +366,7 @@ maglbctl_call(struct maglbctl *m, const struct wire_ctl_msg *req,
 	return 0;
 }
 
-static int
+int
 maglbctl_json_ok(void)
 {
 	struct json j;
@@ -370,9 +383,10 @@ maglbctl_json_ok(void)
 static int
 maglbctl_print_status(const struct maglbctl *m, const struct wire_ctl_status *st)
 {
-	char uptime[48];
+	char uptime[48], digest[MAGLBCTL_DIGEST_STR];
 	struct json j;
 
+	maglbctl_digest_str(st->maglev_digest, digest);
 	if (!m->json) {
 		maglbctl_duration_str(st->uptime_ms, uptime, sizeof(uptime));
 		printf("node      %" PRIu32 "\n", st->node_id);
@@ -383,6 +397,7 @@ maglbctl_print_status(const struct maglbctl *m, const struct wire_ctl_status *st
 		       st->vips_owned);
 		printf("flows     %" PRIu64 " local, %" PRIu64 " synced\n",
 		       st->flows_local, st->flows_synced);
+		printf("maglev    %s\n", digest);
 		return MAGLBCTL_EXIT_OK;
 	}
 	json_init(&j, stdout);
@@ -395,6 +410,7 @@ maglbctl_print_status(const struct maglbctl *m, const struct wire_ctl_status *st
 	json_u64(&j, "vips_owned", st->vips_owned);
 	json_u64(&j, "flows_local", st->flows_local);
 	json_u64(&j, "flows_synced", st->flows_synced);
+	json_string(&j, "maglev_digest", digest);
 	json_object_end(&j);
 	return json_finish(&j) < 0 ? MAGLBCTL_EXIT_ERROR : MAGLBCTL_EXIT_OK;
 }
@@ -421,7 +437,7 @@ maglbctl_status(struct maglbctl *m, int argc, char **argv)
 static const struct maglbctl_column maglbctl_vip_columns[] = {
 	{ "NAME", false }, { "ADDRESS", false }, { "PROTO", false },
 	{ "OWNED", false }, { "BACKENDS", true }, { "UP", true },
-	{ "FLOWS", true },
+	{ "FLOWS", true }, { "MAGLEV", false },
 };
 
 static void
@@ -429,6 +445,7 @@ maglbctl_vip_cell(const void *ctx, size_t row, size_t col, char *buf,
 		  size_t len)
 {
 	const struct wire_ctl_vip *v = &((const struct wire_ctl_vip *)ctx)[row];
+	char digest[MAGLBCTL_DIGEST_STR];
 
 	switch (col) {
 	case 0:
@@ -449,8 +466,12 @@ maglbctl_vip_cell(const void *ctx, size_t row, size_t col, char *buf,
 	case 5:
 		snprintf(buf, len, "%" PRIu32, v->backends_up);
 		break;
-	default:
+	case 6:
 		snprintf(buf, len, "%" PRIu64, v->flows);
+		break;
+	default:
+		maglbctl_digest_str(v->maglev_digest, digest);
+		snprintf(buf, len, "%s", digest);
 		break;
 	}
 }
@@ -502,13 +523,14 @@ maglbctl_backend_cell(const void *ctx, size_t row, size_t col, char *buf,
 static void
 maglbctl_json_vips(struct json *j, const struct wire_ctl_vip_list *l)
 {
-	char addr[INET6_ADDRSTRLEN];
+	char addr[INET6_ADDRSTRLEN], digest[MAGLBCTL_DIGEST_STR];
 
 	json_array_begin(j, "vips");
 	for (size_t i = 0; i < l->n_vips; i++) {
 		const struct wire_ctl_vip *v = &l->vips[i];
 
 		maglbctl_addr_str(v->family, v->address, addr, sizeof(addr));
+		maglbctl_digest_str(v->maglev_digest, digest);
 		json_object_begin(j, NULL);
 		json_string(j, "name", v->name);
 		json_string(j, "address", addr);
@@ -518,6 +540,7 @@ maglbctl_json_vips(struct json *j, const struct wire_ctl_vip_list *l)
 		json_u64(j, "backends", v->backends);
 		json_u64(j, "backends_up", v->backends_up);
 		json_u64(j, "flows", v->flows);
+		json_string(j, "maglev_digest", digest);
 		json_object_end(j);
 	}
 	json_array_end(j);
@@ -580,7 +603,7 @@ maglbctl_vip_list(struct maglbctl *m, int argc, char **argv, bool backends)
 		maglbctl_table(maglbctl_backend_columns, 5, l->n_backends,
 			       maglbctl_backend_cell, l->backends);
 	} else {
-		maglbctl_table(maglbctl_vip_columns, 7, l->n_vips,
+		maglbctl_table(maglbctl_vip_columns, 8, l->n_vips,
 			       maglbctl_vip_cell, l->vips);
 	}
 	wire_ctl_msg_free(&resp);
@@ -987,25 +1010,40 @@ maglbctl_backend(struct maglbctl *m, int argc, char **argv)
 
 /* ----------------------------------------------------------- ownership */
 
-/* vip own NAME [--announce] | vip disown NAME: normally syncd's to say. */
+/*
+ * vip own NAME [--announce] [--lease MS] | vip disown NAME: normally
+ * syncd's to say.
+ */
 static int
 maglbctl_vip(struct maglbctl *m, int argc, char **argv)
 {
 	struct wire_ctl_msg req = { .kind = WIRE_CTL_OWNERSHIP_SET }, resp;
 	struct wire_ctl_ownership_entry e = { .owned = false };
+	const char *value;
+	uint64_t ms;
 	bool own;
 	int rc;
 
 	if (argc < 3 || (strcmp(argv[1], "own") != 0 && strcmp(argv[1], "disown") != 0))
-		return maglbctl_usage_error("vip wants own NAME [--announce] or disown NAME");
+		return maglbctl_usage_error("vip wants own NAME [--announce] [--lease MS] "
+					    "or disown NAME");
 	own = strcmp(argv[1], "own") == 0;
 	if (!maglbctl_copy_name(e.vip, argv[2]))
 		return maglbctl_usage_error("VIP name too long (at most %d characters)",
 					    WIRE_NAME_MAX - 1);
 	for (int i = 3; i < argc; i++) {
-		if (!own || strcmp(argv[i], "--announce") != 0)
+		if (own && strcmp(argv[i], "--announce") == 0) {
+			req.ownership.announce = true;
+		} else if (own && (rc = maglbctl_option(argv, argc, &i, "--lease",
+							&value)) != 0) {
+			if (rc < 0 || !maglbctl_parse_u64(value, MAGLBCTL_LEASE_MAX_MS, &ms) ||
+			    ms == 0)
+				return maglbctl_usage_error("--lease wants 1..%d ms",
+							    MAGLBCTL_LEASE_MAX_MS);
+			req.ownership.lease_ms = (uint32_t)ms;
+		} else {
 			return maglbctl_usage_error("vip %s: unexpected '%s'", argv[1], argv[i]);
-		req.ownership.announce = true;
+		}
 	}
 	e.owned = own;
 	req.ownership.vips = &e;
@@ -1075,6 +1113,7 @@ static const struct maglbctl_command {
 	{ "vip", maglbctl_vip },
 	{ "reload", maglbctl_reload },
 	{ "sync", maglbctl_sync },
+	{ "cluster", maglbctl_cluster },
 };
 
 /*

@@ -2,7 +2,7 @@
 /*
  * What maglbctl's command files share: the options, the call to a service,
  * the table printer, usage errors. maglbctl.c holds the dataplane's
- * commands, sync.c maglb-syncd's.
+ * commands, sync.c and cluster.c maglb-syncd's.
  */
 #ifndef MAGLB_CTL_MAGLBCTL_H
 #define MAGLB_CTL_MAGLBCTL_H
@@ -25,6 +25,8 @@ enum maglbctl_exit {
 enum {
 	MAGLBCTL_WEIGHT_MAX = 1000,
 	MAGLBCTL_TIMEOUT_MAX_MS = 3600 * 1000,
+	MAGLBCTL_LEASE_MAX_MS = 3600 * 1000,
+	MAGLBCTL_DIGEST_STR = 19,       /* "0x" and 16 hex digits, with NUL */
 	MAGLBCTL_FLOWS_PAGE = 1024,     /* well under the IPC bound (8192) */
 	MAGLBCTL_TABLE_COLS_MAX = 14,
 	MAGLBCTL_CELL_MAX = 128,
@@ -51,6 +53,12 @@ typedef void (*maglbctl_cell_fn)(const void *ctx, size_t row, size_t col,
 int maglbctl_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
+/* A 64-bit digest as "0x%016x": JSON numbers lose bits past 2^53 (jq). */
+void maglbctl_digest_str(uint64_t digest, char buf[MAGLBCTL_DIGEST_STR]);
+
+/* {"ok": true} on stdout, for --json acknowledgements; the exit code. */
+int maglbctl_json_ok(void);
+
 /* Copy a name (VIP, scope, group) into a wire field; false if too long. */
 bool maglbctl_copy_name(char dst[WIRE_NAME_MAX], const char *src);
 
@@ -68,5 +76,8 @@ int maglbctl_call(struct maglbctl *m, const struct wire_ctl_msg *req,
 
 /* sync and sync verify (sync.c). */
 int maglbctl_sync(struct maglbctl *m, int argc, char **argv);
+
+/* cluster and cluster standby on|off (cluster.c). */
+int maglbctl_cluster(struct maglbctl *m, int argc, char **argv);
 
 #endif /* MAGLB_CTL_MAGLBCTL_H */

@@ -5,8 +5,9 @@
  * sync reads syncd's counters (one COUNTERS_REQUEST) and shows them per
  * sync group; sync verify asks syncd to start a verify round in each group
  * (every member sends a digest of the entries it holds, computed at one
- * point of CPG's agreed order), polls the answers until every member has
- * answered or the timeout passed, and shows which nodes disagree.
+ * point of CPG's agreed order, and its dataplane's Maglev digest), polls
+ * the answers until every member has answered or the timeout passed, and
+ * shows which nodes disagree.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -265,9 +266,25 @@ sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Whether digest i agrees with the most common (entries, digest) answer. */
+typedef bool (*same_fn)(const struct wire_ctl_sync_digest *a,
+			const struct wire_ctl_sync_digest *b);
+
 static bool
-digest_agrees(const struct wire_ctl_sync_verify *r, size_t i)
+same_entries(const struct wire_ctl_sync_digest *a, const struct wire_ctl_sync_digest *b)
+{
+	return a->digest == b->digest && a->entry_count == b->entry_count;
+}
+
+/* 0 is a member that did not know its dataplane's: like no other. */
+static bool
+same_maglev(const struct wire_ctl_sync_digest *a, const struct wire_ctl_sync_digest *b)
+{
+	return a->maglev_digest != 0 && a->maglev_digest == b->maglev_digest;
+}
+
+/* The answer most others are the same as. */
+static const struct wire_ctl_sync_digest *
+majority(const struct wire_ctl_sync_verify *r, same_fn same)
 {
 	size_t best = 0, best_n = 0;
 
@@ -275,15 +292,44 @@ digest_agrees(const struct wire_ctl_sync_verify *r, size_t i)
 		size_t n = 0;
 
 		for (size_t b = 0; b < r->count; b++)
-			n += r->digests[a].digest == r->digests[b].digest &&
-			     r->digests[a].entry_count == r->digests[b].entry_count;
+			n += same(&r->digests[a], &r->digests[b]);
 		if (n > best_n) {
 			best_n = n;
 			best = a;
 		}
 	}
-	return r->digests[i].digest == r->digests[best].digest &&
-	       r->digests[i].entry_count == r->digests[best].entry_count;
+	return &r->digests[best];
+}
+
+/* Whether digest i agrees with the most common (entries, digest) answer. */
+static bool
+digest_agrees(const struct wire_ctl_sync_verify *r, size_t i)
+{
+	return same_entries(&r->digests[i], majority(r, same_entries));
+}
+
+/*
+ * Whether member i's Maglev digest agrees with the most common one; a
+ * member that did not know its dataplane's (0) is not counted either way.
+ */
+static bool
+maglev_agrees(const struct wire_ctl_sync_verify *r, size_t i)
+{
+	return r->digests[i].maglev_digest == 0 ||
+	       r->digests[i].maglev_digest == majority(r, same_maglev)->maglev_digest;
+}
+
+/* What differs of member i's answer, for its line: "" when nothing. */
+static const char *
+verify_mark(const struct wire_ctl_sync_verify *r, size_t i)
+{
+	bool entries = digest_agrees(r, i), maglev = maglev_agrees(r, i);
+
+	if (entries && maglev)
+		return "";
+	if (!entries && !maglev)
+		return "  <- differs; Maglev differs";
+	return entries ? "  <- Maglev differs" : "  <- differs";
 }
 
 /* Start a round in group, poll until every member answered or timeout. */
@@ -314,7 +360,7 @@ verify_print(const struct wire_ctl_sync_verify *r, struct json *j)
 	bool ok = r->count >= r->members;
 
 	for (size_t i = 0; i < r->count; i++)
-		ok &= digest_agrees(r, i);
+		ok &= digest_agrees(r, i) && maglev_agrees(r, i);
 	if (j != NULL) {
 		json_object_begin(j, NULL);
 		json_string(j, "group", r->group);
@@ -323,14 +369,17 @@ verify_print(const struct wire_ctl_sync_verify *r, struct json *j)
 		json_bool(j, "agree", ok);
 		json_array_begin(j, "digests");
 		for (size_t i = 0; i < r->count; i++) {
-			char hex[24];
+			char hex[24], maglev[MAGLBCTL_DIGEST_STR];
 
 			snprintf(hex, sizeof(hex), "%016" PRIx64, r->digests[i].digest);
+			maglbctl_digest_str(r->digests[i].maglev_digest, maglev);
 			json_object_begin(j, NULL);
 			json_u64(j, "node", r->digests[i].node);
 			json_u64(j, "entries", r->digests[i].entry_count);
 			json_string(j, "digest", hex);
 			json_bool(j, "agrees", digest_agrees(r, i));
+			json_string(j, "maglev_digest", maglev);
+			json_bool(j, "maglev_agrees", maglev_agrees(r, i));
 			json_object_end(j);
 		}
 		json_array_end(j);
@@ -339,10 +388,17 @@ verify_print(const struct wire_ctl_sync_verify *r, struct json *j)
 	}
 	printf("group %s: %zu of %u members answered: %s\n", r->group, r->count, r->members,
 	       ok ? "they agree" : r->count < r->members ? "INCOMPLETE" : "THEY DISAGREE");
-	for (size_t i = 0; i < r->count; i++)
-		printf("  node %-4u %10" PRIu64 " entries  digest %016" PRIx64 "%s\n",
-		       r->digests[i].node, r->digests[i].entry_count, r->digests[i].digest,
-		       digest_agrees(r, i) ? "" : "  <- differs");
+	for (size_t i = 0; i < r->count; i++) {
+		char maglev[MAGLBCTL_DIGEST_STR];
+
+		if (r->digests[i].maglev_digest != 0)
+			maglbctl_digest_str(r->digests[i].maglev_digest, maglev);
+		else
+			snprintf(maglev, sizeof(maglev), "unknown");
+		printf("  node %-4u %10" PRIu64 " entries  digest %016" PRIx64
+		       "  maglev %s%s\n", r->digests[i].node, r->digests[i].entry_count,
+		       r->digests[i].digest, maglev, verify_mark(r, i));
+	}
 	return ok;
 }
 

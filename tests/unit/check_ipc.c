@@ -67,6 +67,9 @@ struct fake {
 	uint64_t last_disconnected;
 	uint64_t imported;
 	struct wire_ctl_backend_set last_backend_set;
+	uint32_t last_lease_ms;     /* of the last OWNERSHIP_SET */
+	bool last_announce;
+	bool standby;               /* CLUSTER_STANDBY */
 };
 
 static struct fake fake;
@@ -155,6 +158,12 @@ fake_counters(const struct wire_ctl_msg *req, struct wire_ctl_msg *resp)
 
 	if (c == NULL)
 		return -ENOMEM;
+	/* syncd's one sync group, for sync verify (which asks for "group:") */
+	if (scope[0] != '\0' && strncmp("group:default", scope, strlen(scope)) == 0) {
+		snprintf(c[n].scope, sizeof(c[n].scope), "group:default");
+		snprintf(c[n].name, sizeof(c[n].name), "state");
+		c[n++].value = 2;
+	}
 	for (size_t i = 0; i < FAKE_COUNTERS; i++) {
 		char name[WIRE_NAME_MAX];
 
@@ -229,6 +238,7 @@ fake_vips(const struct wire_ctl_msg *req, struct wire_ctl_msg *resp,
 		v[nv].backends = 2;
 		v[nv].backends_up = 2 - (uint32_t)i;
 		v[nv].flows = 1234567 * (i + 1);
+		v[nv].maglev_digest = 0x0123456789abcdefull + i;
 		nv++;
 		for (size_t k = 0; req->vip_list_request.backends && k < 2; k++) {
 			snprintf(b[nb].vip, sizeof(b[nb].vip), "%s", names[i]);
@@ -255,6 +265,58 @@ fake_vips(const struct wire_ctl_msg *req, struct wire_ctl_msg *resp,
 	return 0;
 }
 
+/* Three members: node 3's Maglev tables differ from the others'. */
+static int
+fake_sync_verify(struct wire_ctl_msg *resp)
+{
+	struct wire_ctl_sync_digest *d = calloc(3, sizeof(*d));
+
+	if (d == NULL)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < 3; i++)
+		d[i] = (struct wire_ctl_sync_digest){
+			.node = i + 1, .entry_count = 1000, .digest = 0xabcdef,
+			.maglev_digest = i == 2 ? 0x8000000000000002ull : 0x8000000000000001ull,
+		};
+	resp->kind = WIRE_CTL_SYNC_VERIFY_RESULT;
+	snprintf(resp->sync_verify.group, WIRE_NAME_MAX, "default");
+	resp->sync_verify.round = 1;
+	resp->sync_verify.members = 3;
+	resp->sync_verify.digests = d;
+	resp->sync_verify.count = 3;
+	return 0;
+}
+
+/* Node 2, passive, of three: 1 active, 2 itself in standby, 3 not heard. */
+static int
+fake_cluster(struct wire_ctl_msg *resp)
+{
+	struct wire_ctl_cluster_member *mb = calloc(3, sizeof(*mb));
+	struct timespec now;
+
+	if (mb == NULL)
+		return -ENOMEM;
+	clock_gettime(CLOCK_REALTIME, &now);
+	mb[0] = (struct wire_ctl_cluster_member){
+		.id = 1, .role = WIRE_ROLE_ACTIVE, .priority = 200, .known = true,
+		.eligible = true, .dataplane = true, .synced = true, .quorate = true,
+	};
+	mb[1] = (struct wire_ctl_cluster_member){
+		.id = 2, .role = WIRE_ROLE_PASSIVE, .priority = 100, .known = true,
+		.dataplane = true, .synced = true, .quorate = true, .standby = true,
+	};
+	mb[2] = (struct wire_ctl_cluster_member){ .id = 3 };
+	resp->kind = WIRE_CTL_CLUSTER_STATUS;
+	resp->cluster = (struct wire_ctl_cluster){
+		.node_id = 2, .mode = WIRE_CLUSTER_MODE_ACTIVE_PASSIVE, .preempt = true,
+		.quorate = true, .role = WIRE_ROLE_PASSIVE, .standby = true,
+		.role_changes = 3,
+		.last_change_unix_ms = (uint64_t)now.tv_sec * 1000 - 12000,
+		.lease_ms = 3000, .members = mb, .count = 3,
+	};
+	return 0;
+}
+
 static int
 fake_request(void *ctx, uint64_t conn, const struct wire_ctl_msg *req,
 	     struct wire_ctl_msg *resp, char *errmsg, size_t errlen)
@@ -272,6 +334,7 @@ fake_request(void *ctx, uint64_t conn, const struct wire_ctl_msg *req,
 			.node_id = 7, .workers = 2, .ports = 1, .vips = 3,
 			.vips_owned = 2, .uptime_ms = 90061000,
 			.flows_local = 1234, .flows_synced = 567,
+			.maglev_digest = 0xfedcba9876543210ull,
 		};
 		return 0;
 	case WIRE_CTL_COUNTERS_REQUEST:
@@ -314,6 +377,20 @@ fake_request(void *ctx, uint64_t conn, const struct wire_ctl_msg *req,
 	case WIRE_CTL_IMPORT_BATCH:
 		f->imported += req->flows.count;
 		return 0;
+	case WIRE_CTL_OWNERSHIP_SET:
+		/* another VIP than web: refused without a text (strerror) */
+		if (req->ownership.count != 1 || strcmp(req->ownership.vips[0].vip, "web") != 0)
+			return -EPERM;
+		f->last_lease_ms = req->ownership.lease_ms;
+		f->last_announce = req->ownership.announce;
+		return 0;
+	case WIRE_CTL_SYNC_VERIFY_REQUEST:
+		return fake_sync_verify(resp);
+	case WIRE_CTL_CLUSTER_REQUEST:
+		return fake_cluster(resp);
+	case WIRE_CTL_CLUSTER_STANDBY:
+		f->standby = req->cluster_standby.on;
+		return 0;
 	default:
 		return -EPERM;  /* errmsg left empty: strerror */
 	}
@@ -333,6 +410,12 @@ fake_release(void *ctx, struct wire_ctl_msg *resp)
 	case WIRE_CTL_VIP_LIST_RESPONSE:
 		free(resp->vip_list.vips);
 		free(resp->vip_list.backends);
+		break;
+	case WIRE_CTL_SYNC_VERIFY_RESULT:
+		free(resp->sync_verify.digests);
+		break;
+	case WIRE_CTL_CLUSTER_STATUS:
+		free(resp->cluster.members);
 		break;
 	default:
 		break;
@@ -412,6 +495,8 @@ struct fake_snapshot {
 	unsigned connections;
 	uint64_t last_conn, subscribed, disconnects, last_disconnected;
 	uint64_t imported;
+	uint32_t last_lease_ms;
+	bool last_announce, standby;
 };
 
 static void
@@ -426,6 +511,9 @@ fake_snapshot_job(void *arg)
 	s->disconnects = fake.disconnects;
 	s->last_disconnected = fake.last_disconnected;
 	s->imported = fake.imported;
+	s->last_lease_ms = fake.last_lease_ms;
+	s->last_announce = fake.last_announce;
+	s->standby = fake.standby;
 }
 
 static struct fake_snapshot
@@ -608,7 +696,7 @@ START_TEST(test_error_reply)
 {
 	struct wire_ctl_msg req = { .kind = WIRE_CTL_VIP_LIST_REQUEST }, resp;
 	struct ipc_client *c = client_connect();
-	struct wire_ctl_ownership_entry own = { "web", true };
+	struct wire_ctl_ownership_entry own = { "db", true };
 
 	snprintf(req.vip_list_request.name, WIRE_NAME_MAX, "nope");
 	client_request(c, &req, WIRE_CTL_ERROR, &resp);
@@ -1749,10 +1837,13 @@ START_TEST(test_maglbctl_status)
 	ctl_expect(&r, 0, "node      7\n", NULL);
 	ctl_expect(&r, 0, "uptime    1d 01:01:01\n", NULL);
 	ctl_expect(&r, 0, "vips      3 (2 owned)\n", NULL);
+	ctl_expect(&r, 0, "maglev    0xfedcba9876543210\n", NULL);
 	ck_assert_str_eq(r.err, "");
 	CTL(&r, "--json", "status");
 	ctl_expect(&r, 0, "\"node_id\": 7,", NULL);
-	ctl_expect(&r, 0, "\"flows_synced\": 567\n}\n", NULL);
+	ctl_expect(&r, 0, "\"flows_synced\": 567,\n", NULL);
+	/* a hex string: jq would round a 64-bit number */
+	ctl_expect(&r, 0, "\"maglev_digest\": \"0xfedcba9876543210\"\n}\n", NULL);
 	ck_assert_int_eq(r.out[0], '{');
 	/* global options may follow the command */
 	CTL(&r, "status", "--json", "--timeout", "2000");
@@ -1768,8 +1859,11 @@ START_TEST(test_maglbctl_reads)
 	ctl_expect(&r, 0, "NAME", NULL);
 	ctl_expect(&r, 0, "198.18.0.10:443", NULL);
 	ctl_expect(&r, 0, "198.18.0.11:*", NULL);
+	ctl_expect(&r, 0, "  FLOWS  MAGLEV\n", NULL);
+	ctl_expect(&r, 0, "1234567  0x0123456789abcdef\n", NULL);
 	CTL(&r, "--json", "vips");
 	ctl_expect(&r, 0, "\"name\": \"we\\\"b\\n\\\\\"", NULL);
+	ctl_expect(&r, 0, "\"maglev_digest\": \"0x0123456789abcdf0\"\n", NULL);
 	CTL(&r, "backends", "web");
 	ctl_expect(&r, 0, "VIP  BACKEND     WEIGHT  STATE  NEXT_HOP\n"
 			  "web  198.19.0.5     100  up     02:00:00:00:00:a0\n"
@@ -1821,6 +1915,81 @@ START_TEST(test_maglbctl_writes)
 }
 END_TEST
 
+START_TEST(test_maglbctl_vip_lease)
+{
+	static struct ctl_run r;
+	struct fake_snapshot snap;
+
+	CTL(&r, "vip", "own", "web", "--lease", "1500", "--announce");
+	ctl_expect(&r, 0, NULL, NULL);
+	ck_assert_str_eq(r.out, "");
+	snap = fake_snapshot();
+	ck_assert_uint_eq(snap.last_lease_ms, 1500);
+	ck_assert(snap.last_announce);
+	CTL(&r, "--json", "vip", "own", "web", "--lease=3600000");
+	ctl_expect(&r, 0, "\"ok\": true", NULL);
+	snap = fake_snapshot();
+	ck_assert_uint_eq(snap.last_lease_ms, 3600000);
+	ck_assert(!snap.last_announce);
+	CTL(&r, "vip", "own", "web");
+	ctl_expect(&r, 0, NULL, NULL);
+	ck_assert_uint_eq(fake_snapshot().last_lease_ms, 0);
+}
+END_TEST
+
+START_TEST(test_maglbctl_cluster)
+{
+	static struct ctl_run r;
+
+	/* syncd's service, as for sync */
+	CTL(&r, "--sync-service", fake.service, "cluster");
+	ctl_expect(&r, 0, "node          2\n"
+			  "mode          active-passive\n"
+			  "preempt       yes\n"
+			  "quorum        yes\n"
+			  "role          passive\n"
+			  "eligible      no\n"
+			  "standby       yes\n"
+			  "role changes  3\n", NULL);
+	ctl_expect(&r, 0, " (12 s ago)\nlease         3000 ms\n\n", NULL);
+	ctl_expect(&r, 0, "ID  ROLE     PRIORITY  ELIGIBLE  DATAPLANE  SYNCED  QUORATE  STANDBY\n"
+			  " 1  active        200  yes       yes        yes     yes      no\n"
+			  " 2  passive       100  no        yes        yes     yes      yes\n"
+			  " 3  -               -  -         -          -       -        -\n", NULL);
+	ck_assert_str_eq(r.err, "");
+	CTL(&r, "--json", "--sync-service", fake.service, "cluster");
+	ctl_expect(&r, 0, "\"node_id\": 2,\n  \"mode\": \"active-passive\",", NULL);
+	ctl_expect(&r, 0, "\"role\": \"passive\",", NULL);
+	ctl_expect(&r, 0, "\"lease_ms\": 3000,", NULL);
+	ctl_expect(&r, 0, "\"id\": 3,\n      \"role\": null,", NULL);
+	ctl_expect(&r, 0, "\"known\": false,", NULL);
+
+	CTL(&r, "--sync-service", fake.service, "cluster", "standby", "off");
+	ctl_expect(&r, 0, NULL, NULL);
+	ck_assert_str_eq(r.out, "");
+	ck_assert(!fake_snapshot().standby);
+	CTL(&r, "--json", "--sync-service", fake.service, "cluster", "standby", "on");
+	ctl_expect(&r, 0, "\"ok\": true", NULL);
+	ck_assert(fake_snapshot().standby);
+}
+END_TEST
+
+/* A member whose Maglev tables differ is marked, and fails the verify. */
+START_TEST(test_maglbctl_verify_maglev)
+{
+	static struct ctl_run r;
+
+	CTL(&r, "--sync-service", fake.service, "sync", "verify");
+	ctl_expect(&r, 1, "group default: 3 of 3 members answered: THEY DISAGREE\n", NULL);
+	ctl_expect(&r, 1, "maglev 0x8000000000000001\n", NULL);
+	ctl_expect(&r, 1, "maglev 0x8000000000000002  <- Maglev differs\n", NULL);
+	CTL(&r, "--json", "--sync-service", fake.service, "sync", "verify");
+	ctl_expect(&r, 1, "\"maglev_digest\": \"0x8000000000000002\",\n"
+			  "          \"maglev_agrees\": false\n", NULL);
+	ctl_expect(&r, 1, "\"agree\": false\n}\n", NULL);
+}
+END_TEST
+
 START_TEST(test_maglbctl_bad_arguments)
 {
 	static const char *const cases[][8] = {
@@ -1845,6 +2014,16 @@ START_TEST(test_maglbctl_bad_arguments)
 		{ "sync", "verify", "a-group-name-longer-than-sixty-three-characters-is-not-a-group-0" },
 		{ "--sync-service", "", "sync" },
 		{ "sync", "--sync-service" },
+		{ "vip", "own", "web", "--lease" },
+		{ "vip", "own", "web", "--lease", "0" },
+		{ "vip", "own", "web", "--lease", "3600001" },
+		{ "vip", "own", "web", "--lease", "1s" },
+		{ "vip", "own", "web", "--lease=-5" },
+		{ "vip", "disown", "web", "--lease", "100" },
+		{ "cluster", "extra" },
+		{ "cluster", "standby" },
+		{ "cluster", "standby", "maybe" },
+		{ "cluster", "standby", "on", "extra" },
 	};
 	static struct ctl_run r;
 
@@ -1874,6 +2053,13 @@ START_TEST(test_maglbctl_not_running)
 	/* sync goes to syncd's service, named by --sync-service */
 	ctl_run(&r, "maglb-check-nobody", (const char *const[]){
 		"--sync-service", "maglb-check-nosyncd", "sync", NULL });
+	ctl_expect(&r, 3, NULL, "service maglb-check-nosyncd is not running");
+	ctl_run(&r, "maglb-check-nobody", (const char *const[]){
+		"--sync-service", "maglb-check-nosyncd", "cluster", NULL });
+	ctl_expect(&r, 3, NULL, "service maglb-check-nosyncd is not running");
+	ck_assert_str_eq(r.out, "");
+	ctl_run(&r, "maglb-check-nobody", (const char *const[]){
+		"--sync-service", "maglb-check-nosyncd", "cluster", "standby", "on", NULL });
 	ctl_expect(&r, 3, NULL, "service maglb-check-nosyncd is not running");
 }
 END_TEST
@@ -1912,6 +2098,9 @@ ipc_suite(void)
 		{ "maglbctl_status", test_maglbctl_status },
 		{ "maglbctl_reads", test_maglbctl_reads },
 		{ "maglbctl_writes", test_maglbctl_writes },
+		{ "maglbctl_vip_lease", test_maglbctl_vip_lease },
+		{ "maglbctl_cluster", test_maglbctl_cluster },
+		{ "maglbctl_verify_maglev", test_maglbctl_verify_maglev },
 		{ "maglbctl_bad_arguments", test_maglbctl_bad_arguments },
 		{ "maglbctl_not_running", test_maglbctl_not_running },
 	};
