@@ -2,15 +2,17 @@
 # Failover scenarios (suite failover): check_failover.sh SCENARIO. Nodes of
 # cluster.sh (corosync with CLUSTER_TOKEN_MS, default 1000; dataplane; syncd)
 # behind the router of failover.sh; FAILOVER_CONNS (default 200) lbhold
-# connections from the client, each sending a line every 100 ms and checking
-# its echo and backend. Each scenario prints one line
+# connections to the IPv4 VIP and FAILOVER_CONNS6 (default 100) to the IPv6
+# one from the client, each sending a line every 100 ms and checking its
+# echo and backend. Each scenario prints one line
 #   scenario=NAME connections=N survived=M takeover_ms=T max_gap_ms=G
 # and fails unless M = N (aa-reshuffle-nosync: unless some broke).
 #
-#   ap-dataplane   active-passive pair, the router ARPs for the VIP; the
-#                  active's dataplane killed (SIGKILL): the passive takes over
-#                  by gratuitous ARP within 200 ms (T: kill to the router's
-#                  first gratuitous ARP from the passive's MAC)
+#   ap-dataplane   active-passive pair, the router ARPs (solicits) for the
+#                  VIPs; the active's dataplane killed (SIGKILL): the passive
+#                  takes over by gratuitous ARP and unsolicited NA within
+#                  200 ms (T: kill to the later of the router's first
+#                  gratuitous ARP and first unsolicited NA from the passive)
 #   ap-node        the same, the whole active node killed (dataplane, syncd,
 #                  corosync): within token + consensus (1.2 token) + 200 ms
 #   aa-reshuffle   active-active trio, the router's ECMP route (L4 hash) to
@@ -66,6 +68,8 @@ esac
 
 P=${MAGLB_E2E_PREFIX:-e2efo-}
 CONNS=${FAILOVER_CONNS:-200}
+CONNS6=${FAILOVER_CONNS6:-100}
+HOLDS=()        # the lbhold sets running: h (IPv4), h6 (IPv6)
 AP_DATAPLANE_BOUND_MS=200
 AP_NODE_BOUND_MS=$((CLUSTER_TOKEN_MS + CLUSTER_TOKEN_MS * 12 / 10 + 200))
 HEALTH_INTERVAL_MS=200
@@ -177,7 +181,7 @@ held_recorded() {
 	for ((i = 1; i <= n; i++)); do
 		cluster_flows "$P" "$i" own || return 1
 	done | sort -u >"$dir/held.flows"
-	[ "$(wc -l <"$dir/held.flows")" -eq "$CONNS" ]
+	[ "$(wc -l <"$dir/held.flows")" -eq $((CONNS + CONNS6)) ]
 }
 
 # missing I: how many held connections node I has no entry for.
@@ -205,7 +209,7 @@ await_synced_everywhere() {
 		_cluster_pid "$P" "dataplane-n$i" >/dev/null || continue
 		out+=" node $i lacks $(missing "$i") (syncd: $(cluster_sync_value "$P" "$i" entries) entries);"
 	done
-	log "$SCENARIO: $1: not every node holds the $CONNS held connections' entries:$out"
+	log "$SCENARIO: $1: not every node holds the $((CONNS + CONNS6)) held connections' entries:$out"
 	return 1
 }
 
@@ -213,47 +217,77 @@ hold() {
 	local t0
 	t0=$(failover_now_us)
 	failover_hold_start "$P" h "$CONNS" || exit 1
-	step "$CONNS connections held in $(failover_ms_since "$t0" "$(failover_now_us)") ms"
+	HOLDS=(h)
+	if [ "$CONNS6" -gt 0 ]; then
+		failover_hold_start "$P" h6 "$CONNS6" "$TOPO_VIP6" || exit 1
+		HOLDS+=(h6)
+	fi
+	step "$CONNS + $CONNS6 connections held in $(failover_ms_since "$t0" "$(failover_now_us)") ms"
 }
 
 # settle T_US WHAT: every live connection answered since T_US.
 settle() {
-	failover_hold_await_replies "$P" h "$1" 30 ||
-		fail "connections still unanswered after $2: $(failover_hold_snapshot "$P" h)"
+	local h
+	for h in "${HOLDS[@]}"; do
+		failover_hold_await_replies "$P" "$h" "$1" 30 ||
+			fail "connections still unanswered after $2: $(failover_hold_snapshot "$P" "$h")"
+	done
+}
+
+# stop_hold: every lbhold set stopped; their summary in $dir/held.json.
+stop_hold() {
+	local h jsons=()
+	for h in "${HOLDS[@]}"; do
+		failover_hold_stop "$P" "$h" || exit 1
+		jsons+=("$(failover_hold_json "$P" "$h")")
+		log "lbhold $h: $(cat "${jsons[-1]}")"
+		grep -m 10 failed "$(topo_dir "$P")/$h.err" >&2
+	done
+	failover_hold_merge "${jsons[@]}" >"$dir/held.json"
 }
 
 # report JSON TAKEOVER_MS: the scenario's line; fails unless all survived.
-report() {
-	log "lbhold: $(cat "$(failover_hold_json "$P" h)")"
-	grep -m 10 failed "$(topo_dir "$P")/h.err" >&2
-	failover_report "$SCENARIO" "$1" "$2"
-}
-
-stop_hold() { failover_hold_stop "$P" h || exit 1; }
+report() { failover_report "$SCENARIO" "$1" "$2"; }
 
 # ------------------------------------------------------ active-passive
 
-router_neighbour() { ip -n "${P}r" neigh show "$TOPO_VIP4" dev br0 | awk '{ print $3 }'; }
+# router_neighbours: the MACs the router reaches the VIPs at, v4 then v6.
+router_neighbours() {
+	local vip
+	for vip in "$TOPO_VIP4" "$TOPO_VIP6"; do
+		ip -n "${P}r" neigh show "$vip" dev br0 | awk '{ print $3 }'
+	done | paste -sd' '
+}
+
+# own_by_hand I: node I's dataplane owns both VIPs and announces them.
+own_by_hand() {
+	if ! cluster_ctl "$P" "$1" vip own web --announce ||
+		! cluster_ctl "$P" "$1" vip own "$FAILOVER_VIP6_NAME" --announce; then
+		fail "vip own on node $1 refused"
+	fi
+}
 
 scenario_ap() {
-	local kill_us takeover_us takeover_ms bound=$AP_DATAPLANE_BOUND_MS
+	local kill_us garp_us na_us takeover_ms bound=$AP_DATAPLANE_BOUND_MS
+	local mac1 mac2
 	[ "$BASE" = ap-node ] && bound=$AP_NODE_BOUND_MS
+	mac1=$(cluster_node_mac 1) mac2=$(cluster_node_mac 2)
 	# preempt: node 1, of the higher priority, is active whichever node's
 	# syncd became eligible first.
 	nodes 2 'mode = "active-passive"; preempt = true;'
 	need_membership
 	failover_ap_route "$P" || exit 1
 	if [ "$MANUAL" = 1 ]; then
-		cluster_ctl "$P" 1 vip own web --announce || fail "vip own on node 1 refused"
+		own_by_hand 1
 	else
 		await_role 1 active
 		await_role 2 passive
 	fi
 	failover_watch_start "$P" || exit 1
 	hold
-	[ "$(router_neighbour)" = "$(cluster_node_mac 1)" ] ||
-		fail "the router reaches the VIP at '$(router_neighbour)', not node 1's $(cluster_node_mac 1)"
-	await_cond 10 held_recorded || fail "node 1 made $(wc -l <"$dir/held.flows") entries, not $CONNS"
+	[ "$(router_neighbours)" = "$mac1 $mac1" ] ||
+		fail "the router reaches the VIPs at '$(router_neighbours)', not node 1's $mac1"
+	await_cond 10 held_recorded || fail "node 1 made $(wc -l <"$dir/held.flows") entries"
 	await_synced_everywhere "before the kill" || exit 1
 	kill_us=$(failover_now_us)
 	if [ "$BASE" = ap-node ]; then
@@ -261,18 +295,19 @@ scenario_ap() {
 	else
 		cluster_dataplane_kill9 "$P" 1
 	fi
-	if [ "$MANUAL" = 1 ]; then
-		cluster_ctl "$P" 2 vip own web --announce || fail "vip own on node 2 refused"
-	fi
-	takeover_us=$(failover_await_event "$P" "$kill_us" garp ip="$TOPO_VIP4" \
-		mac="$(cluster_node_mac 2)") || fail "no gratuitous ARP from node 2 after the kill"
-	takeover_ms=$(failover_ms_since "$kill_us" "$takeover_us")
+	[ "$MANUAL" = 0 ] || own_by_hand 2
+	garp_us=$(failover_await_event "$P" "$kill_us" garp ip="$TOPO_VIP4" mac="$mac2") ||
+		fail "no gratuitous ARP from node 2 after the kill"
+	na_us=$(failover_await_event "$P" "$kill_us" na ip="$TOPO_VIP6" mac="$mac2") ||
+		fail "no unsolicited neighbour advertisement from node 2 after the kill"
+	((na_us > garp_us)) && garp_us=$na_us
+	takeover_ms=$(failover_ms_since "$kill_us" "$garp_us")
 	settle "$kill_us" "the takeover"
-	[ "$(router_neighbour)" = "$(cluster_node_mac 2)" ] ||
-		fail "the router reaches the VIP at '$(router_neighbour)', not node 2's"
+	[ "$(router_neighbours)" = "$mac2 $mac2" ] ||
+		fail "the router reaches the VIPs at '$(router_neighbours)', not node 2's $mac2"
 	[ "$MANUAL" = 1 ] || await_role 2 active
 	stop_hold
-	report "$(failover_hold_json "$P" h)" "$takeover_ms" || exit 1
+	report "$dir/held.json" "$takeover_ms" || exit 1
 	[ "$MANUAL" = 1 ] || [ "$takeover_ms" -le "$bound" ] ||
 		fail "takeover took $takeover_ms ms, over $bound ms"
 }
@@ -309,7 +344,7 @@ aa_start() {
 	fi
 	hold
 	await_cond 10 held_recorded ||
-		fail "the nodes made $(wc -l <"$dir/held.flows") entries, not $CONNS"
+		fail "the nodes made $(wc -l <"$dir/held.flows") entries, not $((CONNS + CONNS6))"
 	[ "$BASE" = aa-reshuffle-nosync ] || await_synced_everywhere "once held" || exit 1
 }
 
@@ -389,12 +424,12 @@ scenario_aa() {
 	kill_node 3
 	[ "$BASE" = rejoin ] && rejoin
 	stop_hold
-	json=$(failover_hold_json "$P" h)
+	json=$dir/held.json
 	case $BASE in
 	aa-reshuffle-nosync)
 		report "$json" "$WITHDRAW_MS"
 		broke=$(jq '.conns - .alive' "$json")
-		step "$broke of $CONNS connections broke without syncd"
+		step "$broke of $((CONNS + CONNS6)) connections broke without syncd"
 		[ "$broke" -gt 0 ] || fail "no connection broke without syncd: the scenario proves nothing"
 		;;
 	rejoin) report "$json" "$REJOIN_MS" || exit 1 ;;
@@ -404,37 +439,44 @@ scenario_aa() {
 
 # ------------------------------------------------------- backend down
 
-B2_ADDR=$(topo_backend_addr4 l2 2)
+B2_ADDRS=("$(topo_backend_addr4 l2 2)" "$(topo_backend_addr6 l2 2)")
 
 backend_state() {
 	cluster_ctl "$P" "$1" --json backends |
 		jq -r --arg a "$2" '.backends[] | select(.address == $a) | .state'
 }
 
-# every_node_says STATE ADDR: every node's dataplane has backend ADDR in STATE.
+# every_node_says STATE ADDR...: every node's dataplane has each backend
+# ADDR in STATE.
 every_node_says() {
-	local i
+	local state=$1 i addr
+	shift
 	for i in 1 2 3; do
-		[ "$(backend_state "$i" "$2")" = "$1" ] || return 1
+		for addr in "$@"; do
+			[ "$(backend_state "$i" "$addr")" = "$state" ] || return 1
+		done
 	done
 }
 
 scenario_backend_down() {
-	local t0 agree_ms i b others
+	local t0 agree_ms i b others all=$((CONNS + CONNS6))
 	aa_start "health = { type = \"tcp\"; interval_ms = $HEALTH_INTERVAL_MS; timeout_ms = 100;
   rise = 2; fall = $HEALTH_FALL; };"
 	for b in 1 2 3; do
-		await_cond 10 every_node_says up "$(topo_backend_addr4 l2 "$b")" ||
-			fail "backend b$b is not up on every node"
+		await_cond 10 every_node_says up "$(topo_backend_addr4 l2 "$b")" \
+			"$(topo_backend_addr6 l2 "$b")" || fail "backend b$b is not up on every node"
 	done
 	t0=$(failover_now_us)
 	stop_tool "$P" lbserver-b2
 	if [ "$MANUAL" = 1 ]; then
 		for i in 1 2 3; do
-			cluster_ctl "$P" "$i" backend down web "$B2_ADDR" || fail "backend down on node $i refused"
+			if ! cluster_ctl "$P" "$i" backend down web "${B2_ADDRS[0]}" ||
+				! cluster_ctl "$P" "$i" backend down "$FAILOVER_VIP6_NAME" "${B2_ADDRS[1]}"; then
+				fail "backend down on node $i refused"
+			fi
 		done
 	fi
-	await_cond 10 every_node_says down "$B2_ADDR" || fail "not every node has b2 down"
+	await_cond 10 every_node_says down "${B2_ADDRS[@]}" || fail "not every node has b2 down"
 	agree_ms=$(failover_ms_since "$t0" "$(failover_now_us)")
 	step "every node has b2 down $agree_ms ms after its server stopped"
 	settle "$t0" "b2's end"
@@ -446,11 +488,11 @@ scenario_backend_down() {
 	# The line counts the connections on the other backends only.
 	jq '[.per_backend | to_entries[] | select(.key != "b2") | .value] |
 		{conns: (map(.conns) | add), alive: (map(.alive) | add), max_gap_ms: (map(.max_gap_ms) | max)}' \
-		"$(failover_hold_json "$P" h)" >"$dir/others.json"
+		"$dir/held.json" >"$dir/others.json"
 	report "$dir/others.json" "$agree_ms" || exit 1
 	others=$(jq .conns "$dir/others.json")
-	if [ "$others" -eq 0 ] || [ "$others" -eq "$CONNS" ]; then
-		fail "b2 served $((CONNS - others)) of $CONNS: nothing to tell apart"
+	if [ "$others" -eq 0 ] || [ "$others" -eq "$all" ]; then
+		fail "b2 served $((all - others)) of $all: nothing to tell apart"
 	fi
 	[ "$MANUAL" = 1 ] || [ "$agree_ms" -le "$HEALTH_BOUND_MS" ] ||
 		fail "the nodes agreed after $agree_ms ms, over $HEALTH_BOUND_MS ms"

@@ -36,7 +36,9 @@
 #   failover_config PREFIX I FILE CLUSTER_KEYS [BACKEND...]
 #                                     cluster_config, plus CLUSTER_KEYS (e.g.
 #                                     'mode = "active-active";') in the cluster
-#                                     group and priority 250 - I (node 1 first)
+#                                     group, priority 250 - I (node 1 first),
+#                                     and VIP "web6" (TOPO_VIP6, TOPO_PORT) to
+#                                     the same backends' IPv6 addresses
 #   failover_node_start PREFIX I CONFIG
 #                                     corosync (unless running), dataplane, syncd
 #   failover_node_kill9 PREFIX I      the whole node at once (SIGKILL to its
@@ -78,6 +80,8 @@
 #                                     answered since T_US
 #   failover_hold_stop PREFIX NAME    SIGTERM, await it; its summary is then in
 #                                     failover_hold_json PREFIX NAME (a file)
+#   failover_hold_merge JSON...       several summaries as one (sums, longest
+#                                     gap), on stdout
 #   failover_report SCENARIO JSON TAKEOVER_MS
 #                                     prints "scenario=.. connections=N
 #                                     survived=M takeover_ms=T max_gap_ms=G";
@@ -116,6 +120,7 @@ _failover_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${FAILOVER_INTERVAL_MS:=100}"
 : "${FAILOVER_DEAD_AFTER_MS:=5000}"
 
+FAILOVER_VIP6_NAME=web6
 FAILOVER_VIP_ROUTE4=$TOPO_VIP4/32
 FAILOVER_VIP_ROUTE6=$TOPO_VIP6/128
 
@@ -195,12 +200,21 @@ failover_backend_add() {
 # ------------------------------------------------------------------- nodes
 
 failover_config() {
-	local p=$1 i=$2 out=$3 keys=$4
+	local p=$1 i=$2 out=$3 keys=$4 n web6
 	shift 4
+	[ $# -gt 0 ] || set -- 1 2 3
 	cluster_config "$p" "$i" "$out" "$@" || return 1
+	web6="{ name = \"$FAILOVER_VIP6_NAME\"; address = \"$TOPO_VIP6\"; port = $TOPO_PORT;"
+	web6+=" protocol = \"tcp\"; encap = \"l2\"; backends = ( "
+	for n in "$@"; do
+		web6+="{ address = \"$(topo_backend_addr6 l2 "$n")\"; mac = \"$(topo_backend_mac l2 "$n")\"; },"
+	done
+	web6="${web6%,} ); }"
 	sed -i -e "s|^\(cluster = { hash_seed = \"[0-9a-f]*\";\) };|\1 $keys };|" \
-		-e "s|^node = { id = $i; |node = { id = $i; priority = $((250 - i)); |" "$out"
-	if ! grep -qF "$keys };" "$out" || ! grep -q "priority = $((250 - i));" "$out"; then
+		-e "s|^node = { id = $i; |node = { id = $i; priority = $((250 - i)); |" \
+		-e "/^vips = (\$/,/^);\$/ s|^);\$|  , $web6\n);|" "$out"
+	if ! grep -qF "$keys };" "$out" || ! grep -q "priority = $((250 - i));" "$out" ||
+		! grep -qF "$web6" "$out"; then
 		log "failover_config: cannot rewrite $out (cluster_config changed?)"
 		return 1
 	fi
@@ -379,6 +393,19 @@ failover_hold_stop() {
 	kill -TERM "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	[ -s "$dir/$2.json" ] || { log "lbhold $2 printed no summary: $(cat "$dir/$2.err")"; return 1; }
+}
+
+# failover_hold_merge JSON...: one summary of several lbhold summaries
+# (conns, alive, failed, errors and per_backend added up, gaps the longest).
+failover_hold_merge() {
+	jq -s '{conns: (map(.conns) | add), alive: (map(.alive) | add), failed: (map(.failed) | add),
+		backend_changed: (map(.backend_changed) | add), max_gap_ms: (map(.max_gap_ms) | max),
+		errors: (map(.errors | to_entries[]) | group_by(.key) |
+			map({key: .[0].key, value: (map(.value) | add)}) | from_entries),
+		per_backend: (map(.per_backend | to_entries[]) | group_by(.key) |
+			map({key: .[0].key, value: {conns: (map(.value.conns) | add),
+				alive: (map(.value.alive) | add),
+				max_gap_ms: (map(.value.max_gap_ms) | max)}}) | from_entries)}' "$@"
 }
 
 failover_report() {
