@@ -230,8 +230,9 @@ enum {
  * Pack m into buf (len bytes). On success returns 0 and stores the encoded
  * length in *out_len. Returns -EINVAL if m is not valid (unknown kind, node
  * id 0, epoch 0 or requester 0 in a resync, an invalid entry, entries
- * missing, a NODE_STATE's role or mode unspecified), -ENOSPC if buf is too small (*out_len then holds the size
- * needed), -ENOMEM. buf is written only on success.
+ * missing, a NODE_STATE's role or mode unspecified), -ENOSPC if buf is too
+ * small (*out_len then holds the size needed), -ENOMEM. buf is written
+ * only on success.
  */
 int wire_sync_encode(const struct wire_sync_msg *m, uint8_t *buf, size_t len,
 		     size_t *out_len);
