@@ -10,8 +10,9 @@
 # 2. installs the .deb on this machine and checks the installed files, the
 #    maglb group, the units (systemd-analyze verify), the man pages, the
 #    example configs (maglb-dataplane and maglb-syncd --check-config,
-#    corosync -t), runs the installed dataplane with its unit's capabilities
-#    only (no hugepages, a net_null port) while a maglb group member asks it
+#    corosync -t) and hooks (they refuse an unknown role), runs the
+#    installed dataplane with its unit's capabilities only (no hugepages, a
+#    net_null port) while a maglb group member asks it
 #    with maglbctl, then the installed maglb-syncd with its unit's
 #    capabilities only, in a network namespace of its own (no corosync, no
 #    dataplane to reach): it must stay up, answer maglbctl and reload;
@@ -118,6 +119,10 @@ $unitdir/maglb-syncd.service
 /usr/share/man/man8/maglb-dataplane.8.gz
 /usr/share/man/man8/maglb-syncd.8.gz
 /usr/share/man/man8/maglbctl.8.gz
+/usr/share/maglb/hooks/README.md
+/usr/share/maglb/hooks/bird2
+/usr/share/maglb/hooks/bird2.conf.example
+/usr/share/maglb/hooks/frr
 EOF
 }
 
@@ -125,6 +130,7 @@ EOF
 rpm_expected() {
 	cat <<EOF
 /etc/maglb
+/etc/maglb/hooks.d
 /etc/sysconfig/maglb-dataplane
 /etc/sysconfig/maglb-syncd
 $unitdir/maglb-dataplane.service
@@ -146,8 +152,17 @@ $unitdir/maglb-syncd.service
 /usr/share/man/man8/maglb-dataplane.8
 /usr/share/man/man8/maglb-syncd.8
 /usr/share/man/man8/maglbctl.8
+/usr/share/maglb
+/usr/share/maglb/hooks
+/usr/share/maglb/hooks/README.md
+/usr/share/maglb/hooks/bird2
+/usr/share/maglb/hooks/bird2.conf.example
+/usr/share/maglb/hooks/frr
 EOF
 }
+
+# The example hooks, which an operator links into /etc/maglb/hooks.d.
+hooks_examples='/usr/share/maglb/hooks/bird2 /usr/share/maglb/hooks/frr'
 
 # Compare a list on stdin with the expected one; show the difference.
 same_list() {
@@ -193,6 +208,9 @@ build_deb() {
 	ok "the .deb holds the expected files"
 	grep -q ' \./etc/maglb/$' "$tmp/deb.contents" || fail "the .deb has no /etc/maglb/"
 	ok "the .deb makes /etc/maglb/"
+	grep -q ' \./etc/maglb/hooks\.d/$' "$tmp/deb.contents" ||
+		fail "the .deb has no /etc/maglb/hooks.d/"
+	ok "the .deb makes /etc/maglb/hooks.d/, the hooks directory"
 	# maglb-syncd links libcpg (shlibs); the corosync daemon is recommended.
 	grep -q 'libcpg4' <<<"$(dpkg-deb -f "$deb" Depends)" || fail "the .deb does not depend on libcpg4"
 	grep -qw 'corosync' <<<"$(dpkg-deb -f "$deb" Recommends)" ||
@@ -224,6 +242,9 @@ install_deb() {
 	done < <(deb_expected)
 	[ -d /etc/maglb ] || fail "/etc/maglb is missing after install"
 	ok "every file of the package is installed"
+	[ -d /etc/maglb/hooks.d ] && [ -z "$(ls -A /etc/maglb/hooks.d)" ] ||
+		fail "/etc/maglb/hooks.d is not an empty folder after install"
+	ok "/etc/maglb/hooks.d is there, empty"
 	getent group maglb >/dev/null || fail "no maglb group after install"
 	ok "postinst made the maglb group (systemd-sysusers)"
 	for f in /etc/default/maglb-dataplane /etc/default/maglb-syncd; do
@@ -303,6 +324,22 @@ check_examples() {
 	grep -q '^\s*two_node: 1$' /usr/share/doc/maglb/examples/corosync-pair.conf ||
 		fail "corosync-pair.conf: no two_node"
 	ok "corosync-pair.conf sets two_node"
+	check_hook_examples
+}
+
+# The installed example hooks run: executable, and they refuse a role they
+# do not know (exit 1, a line on stderr) before touching anything.
+check_hook_examples() {
+	local f rc
+
+	for f in $hooks_examples; do
+		[ -x "$f" ] || fail "$f is not executable"
+		rc=0
+		"$f" standby >/dev/null 2>"$tmp/hook.err" || rc=$?
+		[ $rc -eq 1 ] && grep -q "role 'standby'" "$tmp/hook.err" ||
+			fail "$f standby: exit $rc, '$(cat "$tmp/hook.err")', want 1 and the role refused"
+	done
+	ok "the example hooks are executable and refuse an unknown role"
 }
 
 # The installed dataplane with nothing but the unit's capabilities, on a
@@ -432,7 +469,8 @@ remove_deb() {
 	run_logged purge dpkg --purge maglb
 	installed=no
 	for f in /usr/sbin/maglb-dataplane /usr/sbin/maglb-syncd "$unitdir/maglb-dataplane.service" \
-		"$unitdir/maglb-syncd.service" /etc/default/maglb-dataplane /etc/default/maglb-syncd; do
+		"$unitdir/maglb-syncd.service" /etc/default/maglb-dataplane /etc/default/maglb-syncd \
+		/etc/maglb/hooks.d /usr/share/maglb; do
 		[ ! -e "$f" ] || fail "$f left after purge"
 	done
 	ok "purge removes the package and its conffiles"
@@ -459,6 +497,11 @@ build_rpm() {
 	rpm -qlp "$rpm" 2>/dev/null | grep -v '^/usr/lib/\.build-id' | sed 's/\.gz$//' |
 		same_list rpm rpm_expected
 	ok "$name holds the expected files"
+	for name in $hooks_examples; do
+		rpm -qlvp "$rpm" 2>/dev/null | grep -q "^-rwxr-xr-x .* $name\$" ||
+			fail "$name is not 0755 in the RPM"
+	done
+	ok "the example hooks are executable in the RPM"
 	for name in /etc/sysconfig/maglb-dataplane /etc/sysconfig/maglb-syncd; do
 		grep -qx "$name" <<<"$(rpm -qp --configfiles "$rpm" 2>/dev/null)" ||
 			fail "$name is not %config"
