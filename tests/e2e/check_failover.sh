@@ -29,11 +29,11 @@
 #   rejoin         aa-reshuffle, then node 3 restarted: it resyncs, becomes
 #                  eligible, gets its next hop back (flows reshuffled onto
 #                  it), then node 1 is put in standby, withdrawn and killed
-#                  (T: node 3's syncd start to the router's route with it)
+#                  (T: node 3's restart to the router's route through it)
 #   backend-down   active-active trio with TCP health checks (200 ms, fall 2):
 #                  backend b2's server stopped under traffic; every node
 #                  marks it down within fall x interval + one interval + one
-#                  CPG round (T; 100 ms allowed for the round and polling),
+#                  CPG round (T; 150 ms allowed for the round and polling),
 #                  new connections avoid it, and every connection on the
 #                  other backends survives (N, M count only those)
 #   bgp            aa-reshuffle with bird2: the router learns each active
@@ -46,8 +46,8 @@
 # not supported it fails, saying so. SCENARIO-manual runs the same steps with
 # an operator's hand instead of the membership (vip own --announce on the
 # passive after the kill, no standby, the test's own next hop or bird route
-# changes, backend down on every node): it proves the tools and topology on
-# today's syncd, which already replicates the entries.
+# changes, backend down on every node): where a scenario fails, it tells the
+# membership's part from the tools', the topology's and the flow sync's.
 #
 # Cleans up on exit, leftovers of its prefix first (MAGLB_E2E_PREFIX).
 set -uo pipefail
@@ -75,8 +75,9 @@ AP_NODE_BOUND_MS=$((CLUSTER_TOKEN_MS + CLUSTER_TOKEN_MS * 12 / 10 + 200))
 HEALTH_INTERVAL_MS=200
 HEALTH_FALL=2
 # fall x interval, one interval (the nodes' probes are not in step), then
-# 100 ms for the CPG round and this test's polling (every 50 ms).
-HEALTH_BOUND_MS=$((HEALTH_FALL * HEALTH_INTERVAL_MS + HEALTH_INTERVAL_MS + 100))
+# 150 ms for the CPG round and this test's polling (three maglbctl calls,
+# then 50 ms of sleep, a round).
+HEALTH_BOUND_MS=$((HEALTH_FALL * HEALTH_INTERVAL_MS + HEALTH_INTERVAL_MS + 150))
 
 dir=$(mktemp -d)
 finish() {
@@ -110,13 +111,12 @@ await_role() {
 		fail "node $1 is not $2: $(cluster_state "$1")"
 }
 
-# standby I on|off: node I out of (back in) the roles by hand, awaited.
+# standby I: node I out of the roles by hand, awaited.
 standby() {
 	[ "$MANUAL" = 1 ] || [ "$BASE" = aa-reshuffle-nosync ] && return 0
-	cluster_syncd_ctl "$P" "$1" cluster standby "$2" >/dev/null ||
-		fail "cluster standby $2 on node $1 refused"
-	[ "$2" = off ] ||
-		failover_await_cluster "$P" "$1" '.role != "active" and .eligible == false' ||
+	cluster_syncd_ctl "$P" "$1" cluster standby on >/dev/null ||
+		fail "cluster standby on node $1 refused"
+	failover_await_cluster "$P" "$1" '.role != "active" and .eligible == false' ||
 		fail "node $1 in standby is still active: $(cluster_state "$1")"
 }
 
@@ -316,9 +316,9 @@ scenario_ap() {
 
 CLUSTER_KEYS='mode = "active-active";'
 
-# aa_start [CONF_EXTRA]: three active nodes behind the router's ECMP route,
-# connections held and their entries everywhere (aa-reshuffle-nosync: syncd
-# stopped first).
+# aa_start: three active nodes behind the router's ECMP route, connections
+# held and their entries everywhere (aa-reshuffle-nosync: syncd stopped
+# first).
 aa_start() {
 	local i
 	if [ "$BASE" = bgp ] && [ "$MANUAL" = 0 ]; then
@@ -327,7 +327,7 @@ aa_start() {
 		mkdir -p "$dir/hooks" && ln -sf "$PWD/packaging/hooks/bird2" "$dir/hooks/bird2"
 		CLUSTER_KEYS+=" hooks_dir = \"$dir/hooks\";"
 	fi
-	CONF_EXTRA=${1:-} nodes 3 "$CLUSTER_KEYS"
+	nodes 3 "$CLUSTER_KEYS"
 	need_membership
 	for i in 1 2 3; do
 		[ "$MANUAL" = 1 ] || [ "$BASE" = aa-reshuffle-nosync ] || await_role "$i" active
@@ -369,7 +369,7 @@ add_backend4() {
 withdraw() {
 	local i=$1 t0 t
 	t0=$(failover_now_us)
-	standby "$i" on
+	standby "$i"
 	case $BASE/$MANUAL in
 	bgp/1) failover_bird_announce "$P" "$i" off ;;
 	bgp/0) ;;
@@ -441,27 +441,24 @@ scenario_aa() {
 
 B2_ADDRS=("$(topo_backend_addr4 l2 2)" "$(topo_backend_addr6 l2 2)")
 
-backend_state() {
-	cluster_ctl "$P" "$1" --json backends |
-		jq -r --arg a "$2" '.backends[] | select(.address == $a) | .state'
-}
-
 # every_node_says STATE ADDR...: every node's dataplane has each backend
-# ADDR in STATE.
+# ADDR in STATE (one maglbctl a node: this is polled while timed).
 every_node_says() {
-	local state=$1 i addr
+	local state=$1 i
 	shift
 	for i in 1 2 3; do
-		for addr in "$@"; do
-			[ "$(backend_state "$i" "$addr")" = "$state" ] || return 1
-		done
+		cluster_ctl "$P" "$i" --json backends | jq -e --arg s "$state" --args \
+			'[.backends[] | select(.address == ($ARGS.positional[])) | .state] |
+			 length == ($ARGS.positional | length) and all(. == $s)' "$@" >/dev/null || return 1
 	done
 }
 
 scenario_backend_down() {
 	local t0 agree_ms i b others all=$((CONNS + CONNS6))
-	aa_start "health = { type = \"tcp\"; interval_ms = $HEALTH_INTERVAL_MS; timeout_ms = 100;
+	# dp.sh's config writer adds it to every config written from now on.
+	CONF_EXTRA="health = { type = \"tcp\"; interval_ms = $HEALTH_INTERVAL_MS; timeout_ms = 100;
   rise = 2; fall = $HEALTH_FALL; };"
+	aa_start
 	for b in 1 2 3; do
 		await_cond 10 every_node_says up "$(topo_backend_addr4 l2 "$b")" \
 			"$(topo_backend_addr6 l2 "$b")" || fail "backend b$b is not up on every node"
