@@ -497,8 +497,10 @@ build_rpm() {
 	rpm -qlp "$rpm" 2>/dev/null | grep -v '^/usr/lib/\.build-id' | sed 's/\.gz$//' |
 		same_list rpm rpm_expected
 	ok "$name holds the expected files"
+	# A file, not a pipe: grep -q leaving early would fail rpm (pipefail).
+	rpm -qlvp "$rpm" 2>/dev/null >"$tmp/rpm-modes"
 	for name in $hooks_examples; do
-		rpm -qlvp "$rpm" 2>/dev/null | grep -q "^-rwxr-xr-x .* $name\$" ||
+		grep -q "^-rwxr-xr-x .* $name\$" "$tmp/rpm-modes" ||
 			fail "$name is not 0755 in the RPM"
 	done
 	ok "the example hooks are executable in the RPM"
