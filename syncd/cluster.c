@@ -615,7 +615,12 @@ evaluate(struct syncd_cluster *c)
 	/* what this node knows of itself now can only take its role away */
 	if (!local_eligible(&l))
 		want = ROLES_PASSIVE;
-	set_role(c, want);
+	if (want != c->role) {
+		set_role(c, want);
+		/* at once: until the others hear it holds the role, a peer that
+		 * becomes eligible meanwhile could be elected in its place */
+		announce(c);
+	}
 
 	/* voters: the eligible members; when none is, every member heard */
 	for (size_t i = 0; i < c->n_members; i++)
