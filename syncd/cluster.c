@@ -86,6 +86,12 @@ struct target {
 	uint32_t vip, backend;
 };
 
+/* A backend of the config by its key: where it is in the flat tables. */
+struct backend_ref {
+	struct health_key key;
+	size_t flat;
+};
+
 /* The node's own facts, as last announced. */
 struct local {
 	bool dataplane, synced, quorate, standby;
@@ -140,6 +146,7 @@ struct syncd_cluster {
 	uint32_t health_sent_ms;
 	uint64_t health_generation;
 	bool *applied_down;             /* by flat backend index: sent to the dataplane */
+	struct backend_ref *keys;       /* every backend of the config, by key */
 	uint32_t *backend_base;         /* flat index of each VIP's first backend */
 	size_t n_backends;
 
@@ -290,6 +297,21 @@ wire_to_key(const struct wire_flow *f)
 	k.vip_port = f->vip_port;
 	k.protocol = f->proto;
 	return k;
+}
+
+static int
+ref_order(const void *a, const void *b)
+{
+	return health_key_compare(&((const struct backend_ref *)a)->key,
+				  &((const struct backend_ref *)b)->key);
+}
+
+static const struct backend_ref *
+backend_find(const struct backend_ref *refs, size_t n, const struct health_key *k)
+{
+	struct backend_ref want = { .key = *k };
+
+	return n > 0 ? bsearch(&want, refs, n, sizeof(*refs), ref_order) : NULL;
 }
 
 /* Multicast the whole set this node's probes see down. */
@@ -680,6 +702,9 @@ on_health(struct syncd_cluster *c, uint32_t sender, const struct wire_sync_msg *
 		return;
 	for (size_t i = 0; i < msg->count; i++) {
 		keys[n] = wire_to_key(&msg->entries[i]);
+		/* kept all the same: a node's vote is its whole report */
+		if (backend_find(c->keys, c->n_backends, &keys[n]) == NULL)
+			c->counters[CLUSTER_HEALTH_UNKNOWN]++;
 		n++;
 	}
 	if (health_report(c->health, sender, keys, n) < 0)
@@ -936,6 +961,7 @@ load_health(struct syncd_cluster *c, const struct config *cfg)
 	struct probe_target *t;
 	struct target *map;
 	uint32_t *base = calloc(cfg->n_vips ? cfg->n_vips : 1, sizeof(*base));
+	struct backend_ref *keys = NULL;
 	bool *applied;
 
 	for (uint32_t v = 0; v < cfg->n_vips; v++) {
@@ -946,30 +972,31 @@ load_health(struct syncd_cluster *c, const struct config *cfg)
 	t = calloc(total ? total : 1, sizeof(*t));
 	map = calloc(total ? total : 1, sizeof(*map));
 	applied = calloc(total ? total : 1, sizeof(*applied));
-	if (base == NULL || t == NULL || map == NULL || applied == NULL)
+	keys = calloc(total ? total : 1, sizeof(*keys));
+	if (base == NULL || t == NULL || map == NULL || applied == NULL || keys == NULL)
 		goto fail;
+	for (uint32_t v = 0; v < cfg->n_vips; v++)
+		for (uint32_t b = 0; b < cfg->vips[v].n_backends; b++)
+			keys[base[v] + b] = (struct backend_ref){
+				.key = backend_key(cfg, v, b), .flat = base[v] + b,
+			};
+	qsort(keys, total, sizeof(*keys), ref_order);
 	n = build_targets(cfg, t, map);
 	if (probe_set_targets(c->probe, t, n) < 0)
 		goto fail;
 	/* what the dataplane has: by key, from the old config */
-	if (c->cfg != NULL)
-		for (uint32_t v = 0; v < cfg->n_vips; v++)
-			for (uint32_t b = 0; b < cfg->vips[v].n_backends; b++) {
-				struct health_key k = backend_key(cfg, v, b);
+	for (size_t i = 0; i < total; i++) {
+		const struct backend_ref *old = backend_find(c->keys, c->n_backends, &keys[i].key);
 
-				for (uint32_t ov = 0; ov < c->cfg->n_vips; ov++)
-					for (uint32_t ob = 0; ob < c->cfg->vips[ov].n_backends; ob++) {
-						struct health_key o = backend_key(c->cfg, ov, ob);
-
-						if (health_key_compare(&k, &o) == 0)
-							applied[base[v] + b] =
-								c->applied_down[c->backend_base[ov] + ob];
-					}
-			}
+		if (old != NULL)
+			applied[keys[i].flat] = c->applied_down[old->flat];
+	}
 	free(t);
 	free(c->targets);
 	free(c->applied_down);
 	free(c->backend_base);
+	free(c->keys);
+	c->keys = keys;
 	c->targets = map;
 	c->n_targets = n;
 	c->applied_down = applied;
@@ -982,6 +1009,7 @@ fail:
 	free(t);
 	free(map);
 	free(applied);
+	free(keys);
 	return -ENOMEM;
 }
 
@@ -1064,6 +1092,7 @@ syncd_cluster_destroy(struct syncd_cluster *c)
 	free(c->targets);
 	free(c->applied_down);
 	free(c->backend_base);
+	free(c->keys);
 	free(c);
 }
 
