@@ -382,15 +382,20 @@ withdraw() {
 }
 
 # kill_node I: node I withdrawn, then killed; every connection answered
-# after each.
+# after each; then the others' corosync sees it gone (a restart before that
+# would be no rejoin: totem would merge it back as if it never left).
 kill_node() {
-	local t0
+	local t0 j
 	t0=$(failover_now_us)
 	withdraw "$1"
 	settle "$t0" "node $1's withdrawal"
 	t0=$(failover_now_us)
 	failover_node_kill9 "$P" "$1"
 	settle "$t0" "node $1's death"
+	for j in 1 2 3; do
+		[ "$j" = "$1" ] || ! _cluster_pid "$P" "corosync-n$j" >/dev/null ||
+			cluster_await_members "$P" "$j" 2 || fail "node $j still sees node $1"
+	done
 	[ "$BASE" = aa-reshuffle-nosync ] || await_synced_everywhere "node $1 killed"
 	step "node $1 withdrawn (the router's route changed $WITHDRAW_MS ms after) and killed"
 }
