@@ -207,7 +207,7 @@ local_now(const struct syncd_cluster *c)
 {
 	return (struct local){
 		.dataplane = c->dp_alive,
-		.synced = repl_synced(c->repl),
+		.synced = repl_holds_flows(c->repl),
 		.quorate = syncd_quorum_quorate(c->quorum),
 		.standby = c->standby,
 		.holds = c->role,

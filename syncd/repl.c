@@ -102,6 +102,9 @@ struct group {
 	bool request_pending, begun;
 	uint64_t resync_got;
 	uint64_t import_barrier;        /* the last import of the last resync */
+	bool merging;                   /* resyncing after a partition healed,
+					 * synced before it: it holds every flow
+					 * of its side */
 	/* outgoing */
 	struct batch out[KINDS];
 	struct keyset later[KINDS];     /* REFRESH and CLOSE: flows pending */
@@ -607,7 +610,8 @@ repl_on_dump(struct repl *r, const struct wire_flow *f, size_t n, uint32_t now_m
 
 /* Own entries the dataplane does not have: gone while we were away. */
 void
-repl_dump_end(struct repl *r, bool close, uint32_t now_ms, uint64_t now_us)
+repl_dump_end(struct repl *r, bool close, uint32_t dp_start_ms, uint32_t now_ms,
+	      uint64_t now_us)
 {
 	uint32_t cursor = 0;
 	struct cache_key k;
@@ -623,6 +627,9 @@ repl_dump_end(struct repl *r, bool close, uint32_t now_ms, uint64_t now_us)
 		uint16_t gi;
 
 		if (v.origin != r->p.self || (v.flags & CACHE_FLAG_SEEN))
+			continue;
+		/* last active before this dataplane started: not its to judge */
+		if ((int32_t)(v.expires_ms - r->p.max_idle_ms - dp_start_ms) < 0)
 			continue;
 		cache_to_wire(r->cache, &k, &v, now_ms, &f);
 		cache_remove(r->cache, &k);
@@ -803,6 +810,7 @@ resync_start(struct repl *r, uint16_t gi, uint32_t after, uint32_t now_ms)
 
 	if (donor == 0) {
 		g->state = REPL_SYNCED;
+		g->merging = false;
 		g->request_pending = false;
 		return;
 	}
@@ -960,6 +968,7 @@ on_resync(struct repl *r, uint16_t gi, uint32_t sender, const struct wire_sync_m
 			break;
 		if (g->resync_got == m->entry_count) {
 			g->state = REPL_SYNCED;
+			g->merging = false;
 			g->import_barrier = r->i_tail != NULL ? r->i_tail->token : 0;
 			r->want_reconcile = true;
 			g->counters[REPL_RESYNC_COMPLETE]++;
@@ -1156,6 +1165,7 @@ repl_on_members(struct repl *r, uint16_t gi, const uint32_t *members, size_t n, 
 	if (!self_in) {
 		g->member = false;
 		g->state = REPL_JOINING;
+		g->merging = false;
 		g->n_streams = 0;
 		queue_clear(g);
 		return;
@@ -1172,6 +1182,7 @@ repl_on_members(struct repl *r, uint16_t gi, const uint32_t *members, size_t n, 
 		/* a partition healed: each side lacks what the other made */
 		stream_add(g, r->p.self, 0, true);
 		resync_start(r, gi, newcomer - 1, now_ms);
+		g->merging = g->state == REPL_RESYNCING;
 		g->counters[REPL_RESYNC_MERGES]++;
 	}
 }
@@ -1406,6 +1417,21 @@ repl_synced(const struct repl *r)
 
 		/* imports are acknowledged in order: the head is the oldest */
 		if (g->state != REPL_SYNCED || (g->import_barrier != 0 && head <= g->import_barrier))
+			return false;
+	}
+	return r->dp_synced;
+}
+
+bool
+repl_holds_flows(const struct repl *r)
+{
+	uint64_t head = r->i_head != NULL ? r->i_head->token : UINT64_MAX;
+
+	for (uint16_t i = 0; i < r->n_groups; i++) {
+		const struct group *g = &r->groups[i];
+
+		if ((g->state != REPL_SYNCED && !g->merging) ||
+		    (g->import_barrier != 0 && head <= g->import_barrier))
 			return false;
 	}
 	return r->dp_synced;

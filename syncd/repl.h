@@ -157,6 +157,7 @@ struct repl_params {
 	uint32_t max_batch_delay_ms;
 	uint32_t import_queue_entries;  /* bound of the import queue */
 	uint32_t send_queue_bytes;      /* bound of each group's CPG backlog */
+	uint32_t max_idle_ms;           /* the longest flows.timeouts value */
 };
 
 struct repl;
@@ -207,14 +208,19 @@ void repl_on_members(struct repl *r, uint16_t group, const uint32_t *members, si
  * as NEW. With close, entries whose origin is this node that the
  * dataplane no longer has (closed while syncd, or this node's corosync,
  * was away, then handed back by a resync) are removed and multicast as
- * CLOSE at the end. The daemon asks for close only when the dataplane has
- * run since before syncd started: a dataplane that restarted lost its
+ * CLOSE at the end; but only those last active after dp_start_ms (when
+ * the dataplane started, on now_ms's clock; an entry's last activity is
+ * its expiry less the longest idle timeout): a flow an earlier dataplane
+ * of this node made, which other nodes carry since it died, is not this
+ * dataplane's to close. The daemon asks for close only when the dataplane
+ * has run since before syncd started: a dataplane that restarted lost its
  * tables, and its flows come back by the full import instead.
  */
 void repl_dump_begin(struct repl *r);
 void repl_on_dump(struct repl *r, const struct wire_flow *f, size_t n, uint32_t now_ms,
 		  uint64_t now_us);
-void repl_dump_end(struct repl *r, bool close, uint32_t now_ms, uint64_t now_us);
+void repl_dump_end(struct repl *r, bool close, uint32_t dp_start_ms, uint32_t now_ms,
+		   uint64_t now_us);
 /* The dump did not complete (the dataplane went away): close nothing; the
  * next connection reconciles again. */
 void repl_dump_abort(struct repl *r);
@@ -278,6 +284,14 @@ bool repl_busy(const struct repl *r);
  */
 bool repl_synced(const struct repl *r);
 bool repl_dataplane_synced(const struct repl *r);
+
+/*
+ * Whether this node holds every flow of its side of the cluster: synced,
+ * or synced before a partition healed and now fetching what the other
+ * side made. What makes a node eligible for a role: a healed partition (or
+ * a peer restarting) must not withdraw every active node.
+ */
+bool repl_holds_flows(const struct repl *r);
 
 uint16_t repl_groups(const struct repl *r);
 void repl_group_status(const struct repl *r, uint16_t group, struct repl_group_status *st);

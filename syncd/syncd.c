@@ -52,6 +52,7 @@ struct syncd {
 	bool dump_then_import;          /* it follows a (re)connection */
 	bool dp_authoritative;          /* the dataplane ran since before syncd:
 					 * what its tables lack has closed */
+	uint32_t dp_start_ms;           /* when it started (its uptime said) */
 	bool synced_logged;
 	uint64_t start_ms;
 };
@@ -119,7 +120,8 @@ dump_done(struct syncd *s, bool complete)
 {
 	s->dumping = false;
 	if (complete)
-		repl_dump_end(s->repl, s->dp_authoritative, daemon_mono_ms(), daemon_real_us());
+		repl_dump_end(s->repl, s->dp_authoritative, s->dp_start_ms, daemon_mono_ms(),
+			      daemon_real_us());
 	else
 		repl_dump_abort(s->repl);
 	if (s->dump_then_import && s->subscribed) {
@@ -186,6 +188,9 @@ dp_status(void *arg, int rc, const struct wire_ctl_msg *resp)
 	if (rc == -ENOTCONN)
 		return;
 	s->dp_authoritative = up > daemon_mono_ms() - s->start_ms;
+	/* clamped: 2^30 ms (12 days) is past any idle timeout, and keeps the
+	 * comparisons of 32-bit times in range */
+	s->dp_start_ms = daemon_mono_ms() - (uint32_t)(up < (1u << 30) ? up : (1u << 30));
 	qb_log(LOG_INFO, "dataplane %s: subscribed to its export stream; reading its flow "
 	       "tables (it has run %s syncd)", ipc_async_service(s->dp),
 	       s->dp_authoritative ? "since before" : "for less time than");
@@ -469,6 +474,19 @@ serve_release(void *ctx, struct wire_ctl_msg *resp)
 
 /* -------------------------------------------------------------- set-up */
 
+/* The longest idle timeout of the config's flows, in ms. */
+static uint32_t
+max_idle_ms(const struct config *cfg)
+{
+	const struct config_timeouts *t = &cfg->flows.timeouts;
+	uint32_t s = t->tcp_syn;
+
+	s = t->tcp_established > s ? t->tcp_established : s;
+	s = t->tcp_closing > s ? t->tcp_closing : s;
+	s = t->udp > s ? t->udp : s;
+	return s * 1000;
+}
+
 static int
 join_groups(struct syncd *s)
 {
@@ -511,6 +529,7 @@ syncd_create(qb_loop_t *loop, const struct syncd_options *o)
 		.max_batch_delay_ms = s->cfg->sync.max_batch_delay_ms,
 		.import_queue_entries = s->cfg->sync.queue_entries,
 		.send_queue_bytes = SEND_QUEUE_BYTES,
+		.max_idle_ms = max_idle_ms(s->cfg),
 	};
 	if (s->cat == NULL || (s->repl = repl_create(s->cat, &p, &rops, s)) == NULL) {
 		qb_log(LOG_ERR, "out of memory");

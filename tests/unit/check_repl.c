@@ -116,6 +116,7 @@ node_start(int i, enum extra extra)
 	struct repl_params p = {
 		.max_batch_bytes = 8192, .max_batch_delay_ms = 5,
 		.import_queue_entries = 65536, .send_queue_bytes = 1 << 20,
+		.max_idle_ms = 900000,  /* the entries' lifetime: tcp_established */
 	};
 
 	memset(n, 0, sizeof(*n));
@@ -684,12 +685,47 @@ START_TEST(test_reconcile_closes_what_the_dataplane_lost)
 	ck_assert(repl_want_reconcile(nodes[0].r));
 	repl_dump_begin(nodes[0].r);
 	repl_on_dump(nodes[0].r, live, 6, now, 0);
-	repl_dump_end(nodes[0].r, true, now, 0);
+	repl_dump_end(nodes[0].r, true, now - 60000, now, 0);  /* dataplane up 60 s */
 	settle();
 	ck_assert_uint_eq(repl_node_counters(nodes[0].r)[REPL_NODE_RECONCILED_CLOSES], 4);
 	ck_assert_uint_eq(held(0), 6);
 	ck_assert_uint_eq(held(1), 6);
 	ck_assert_uint_eq(status(0).digest, status(1).digest);
+}
+END_TEST
+
+/*
+ * A node restarted whole (dataplane, then syncd): the flows its earlier
+ * dataplane made live on at its peers, still with its origin. The new
+ * dataplane never saw them: they are not its to close.
+ */
+START_TEST(test_reconcile_spares_an_earlier_dataplanes_flows)
+{
+	struct wire_flow live[2];
+
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	members(3);
+	settle();
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 10, 0);
+	settle();
+	node_stop(0);
+	members(2);
+	now += 5000;
+	node_start(0, EXTRA_NONE);
+	members(3);
+	settle();
+	ck_assert_uint_eq(status(0).entries_own, 10);
+	/* the new dataplane started 1 s ago; two flows came to it since */
+	for (int i = 0; i < 2; i++)
+		flow(&live[i], 100 + (uint32_t)i, 2000, 0);
+	repl_dump_begin(nodes[0].r);
+	repl_on_dump(nodes[0].r, live, 2, now, 0);
+	repl_dump_end(nodes[0].r, true, now - 1000, now, 0);
+	settle();
+	ck_assert_uint_eq(repl_node_counters(nodes[0].r)[REPL_NODE_RECONCILED_CLOSES], 0);
+	ck_assert_uint_eq(held(0), 12);
+	ck_assert_uint_eq(held(1), 12);
 }
 END_TEST
 
@@ -700,6 +736,8 @@ START_TEST(test_partition_heals)
 	node_start(1, EXTRA_NONE);
 	node_start(2, EXTRA_NONE);
 	members(7);
+	for (int i = 0; i < 3; i++)
+		repl_dataplane_up(nodes[i].r, now);
 	settle();
 	export(0, WIRE_FLOW_EVENT_NEW, 1, 100, 0);
 	settle();
@@ -727,9 +765,17 @@ START_TEST(test_partition_heals)
 
 		repl_on_members(nodes[i].r, 0, all, 3, true, true, now);
 	}
+	/* fetching the other side's flows, each still holds its own side's:
+	 * eligible for a role, though not synced */
+	for (int i = 0; i < 3; i++) {
+		ck_assert(!repl_synced(nodes[i].r));
+		ck_assert(repl_holds_flows(nodes[i].r));
+	}
 	settle();
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 3; i++) {
 		ck_assert_uint_eq(held(i), 220);
+		ck_assert(repl_synced(nodes[i].r));
+	}
 	ck_assert_uint_eq(status(0).digest, status(1).digest);
 	ck_assert_uint_eq(status(0).digest, status(2).digest);
 	ck_assert_uint_ge(status(0).counters[REPL_RESYNC_MERGES], 1);
@@ -822,6 +868,7 @@ repl_suite(void)
 	tcase_add_test(tc, test_verify);
 	tcase_add_test(tc, test_synced_waits_for_imports);
 	tcase_add_test(tc, test_reconcile_closes_what_the_dataplane_lost);
+	tcase_add_test(tc, test_reconcile_spares_an_earlier_dataplanes_flows);
 	tcase_add_test(tc, test_partition_heals);
 	tcase_add_test(tc, test_cpg_backpressure);
 	tcase_add_test(tc, test_expiry);
