@@ -662,24 +662,35 @@ START_TEST(test_synced_waits_for_imports)
 }
 END_TEST
 
-/* Flows that closed while a node's syncd was away: closed at reconciliation. */
-START_TEST(test_reconcile_closes_what_the_dataplane_lost)
+/*
+ * Nodes 1 and 2; node 1 makes 10 flows, its syncd stops, and starts again
+ * away_ms later: the resync hands it back its 10 entries, its origin kept.
+ */
+static void
+ten_flows_then_node1_back(uint32_t away_ms)
 {
-	struct wire_flow live[6];
-
 	node_start(0, EXTRA_NONE);
 	node_start(1, EXTRA_NONE);
 	members(3);
 	settle();
 	export(0, WIRE_FLOW_EVENT_NEW, 1, 10, 0);
 	settle();
-	/* node 1's syncd dies; 4 of its flows close meanwhile; it comes back */
 	node_stop(0);
 	members(2);
+	now += away_ms;
 	node_start(0, EXTRA_NONE);
 	members(3);
 	settle();
-	ck_assert_uint_eq(status(0).entries_own, 10);   /* the resync kept the origin */
+	ck_assert_uint_eq(status(0).entries_own, 10);
+}
+
+/* Flows that closed while a node's syncd was away: closed at reconciliation. */
+START_TEST(test_reconcile_closes_what_the_dataplane_lost)
+{
+	struct wire_flow live[6];
+
+	/* node 1's syncd dies; 4 of its flows close meanwhile; it comes back */
+	ten_flows_then_node1_back(0);
 	for (int i = 0; i < 6; i++)
 		flow(&live[i], 1 + (uint32_t)i, (uint16_t)(1024 + (1 + i) % 50000), 0);
 	ck_assert(repl_want_reconcile(nodes[0].r));
@@ -703,19 +714,7 @@ START_TEST(test_reconcile_spares_an_earlier_dataplanes_flows)
 {
 	struct wire_flow live[2];
 
-	node_start(0, EXTRA_NONE);
-	node_start(1, EXTRA_NONE);
-	members(3);
-	settle();
-	export(0, WIRE_FLOW_EVENT_NEW, 1, 10, 0);
-	settle();
-	node_stop(0);
-	members(2);
-	now += 5000;
-	node_start(0, EXTRA_NONE);
-	members(3);
-	settle();
-	ck_assert_uint_eq(status(0).entries_own, 10);
+	ten_flows_then_node1_back(5000);
 	/* the new dataplane started 1 s ago; two flows came to it since */
 	for (int i = 0; i < 2; i++)
 		flow(&live[i], 100 + (uint32_t)i, 2000, 0);
