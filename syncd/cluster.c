@@ -76,9 +76,6 @@ static const char *const cluster_counter_names[CLUSTER_COUNTER_MAX] = {
 /* A member of the membership group and what it last announced. */
 struct member {
 	struct roles_member m;
-	enum wire_cluster_mode mode;
-	bool preempt;
-	uint64_t incarnation;
 };
 
 /* A probed backend: which VIP and backend of the config. */
@@ -212,6 +209,13 @@ local_now(const struct syncd_cluster *c)
 		.standby = c->standby,
 		.holds = c->role,
 	};
+}
+
+static bool
+local_same(const struct local *a, const struct local *b)
+{
+	return a->dataplane == b->dataplane && a->synced == b->synced &&
+	       a->quorate == b->quorate && a->standby == b->standby && a->holds == b->holds;
 }
 
 static bool
@@ -686,9 +690,6 @@ on_state(struct syncd_cluster *c, uint32_t sender, const struct wire_node_state 
 	m->m.quorate = st->quorate;
 	m->m.standby = st->standby;
 	m->m.holds = st->role == WIRE_ROLE_ACTIVE ? ROLES_ACTIVE : ROLES_PASSIVE;
-	m->mode = st->mode;
-	m->preempt = st->preempt;
-	m->incarnation = st->incarnation;
 }
 
 static void
@@ -888,7 +889,7 @@ on_tick(int32_t fd, int32_t revents, void *arg)
 	syncd_quorum_poll(c->quorum, now);
 	ping(c, now);
 	l = local_now(c);
-	if (memcmp(&l, &c->announced, sizeof(l)) != 0) {
+	if (!local_same(&l, &c->announced)) {
 		evaluate(c);
 		c->announce_due = true;
 	}
