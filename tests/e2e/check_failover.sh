@@ -30,6 +30,24 @@
 #                  eligible, gets its next hop back (flows reshuffled onto
 #                  it), then node 1 is put in standby, withdrawn and killed
 #                  (T: node 3's restart to the router's route through it)
+#   ap-hung-dataplane
+#                  ap-dataplane with the active's dataplane stopped (SIGSTOP),
+#                  not dead: its syncd, unanswered for 120 ms, withdraws and
+#                  the passive takes over within 200 ms (T: stop to its
+#                  announcements); node 1 then in standby, its dataplane
+#                  continued owns no VIP and the router stays on node 2;
+#                  standby off, node 1 takes the role back (preempt)
+#   ap-syncd       the active's syncd killed (SIGKILL): the passive takes
+#                  over within 200 ms (T: kill to its announcements); node
+#                  1's dataplane, still running, gives the VIPs up when its
+#                  lease ends (LEASE_EXPIRED), within lease_ms + 100 ms;
+#                  syncd restarted, node 1 is never eligible unsynced (polled
+#                  from the start), then takes the role back
+#   ap-quorum      active-passive trio, node 1's ring link cut: alone and
+#                  without quorum it withdraws and answers for no VIP while
+#                  nodes 2 and 3 keep quorum and node 2 takes over within
+#                  token + consensus + 200 ms (T: cut to its announcements);
+#                  healed, node 1 resyncs and takes the role back
 #   backend-down   active-active trio with TCP health checks (200 ms, fall 2):
 #                  backend b2's server stopped under traffic; every node
 #                  marks it down within fall x interval + one interval + one
@@ -48,6 +66,8 @@
 # passive after the kill, no standby, the test's own next hop or bird route
 # changes, backend down on every node): where a scenario fails, it tells the
 # membership's part from the tools', the topology's and the flow sync's.
+# ap-hung-dataplane, ap-syncd and ap-quorum test the membership's own rules
+# and have no -manual.
 #
 # Cleans up on exit, leftovers of its prefix first (MAGLB_E2E_PREFIX).
 set -uo pipefail
@@ -58,18 +78,23 @@ SCENARIO=${1:-}
 BASE=${SCENARIO%-manual}
 MANUAL=0
 [ "$BASE" = "$SCENARIO" ] || MANUAL=1
+usage() {
+	log "usage: check_failover.sh ap-dataplane|ap-node|aa-reshuffle|aa-reshuffle-nosync|rejoin|backend-down|bgp[-manual]"
+	log "       check_failover.sh ap-hung-dataplane|ap-syncd|ap-quorum"
+	exit 2
+}
 case $BASE in
 ap-dataplane | ap-node | aa-reshuffle | aa-reshuffle-nosync | rejoin | backend-down | bgp) ;;
-*)
-	log "usage: check_failover.sh ap-dataplane|ap-node|aa-reshuffle|aa-reshuffle-nosync|rejoin|backend-down|bgp[-manual]"
-	exit 2
-	;;
+ap-hung-dataplane | ap-syncd | ap-quorum) [ "$MANUAL" = 0 ] || usage ;;
+*) usage ;;
 esac
 
 P=${MAGLB_E2E_PREFIX:-e2efo-}
 CONNS=${FAILOVER_CONNS:-200}
 CONNS6=${FAILOVER_CONNS6:-100}
 HOLDS=()        # the lbhold sets running: h (IPv4), h6 (IPv6)
+HUNG_PID=""     # a dataplane stopped (SIGSTOP): continued on exit
+SAMPLER_PID=""  # a background poll of `maglbctl cluster`: ended on exit
 AP_DATAPLANE_BOUND_MS=200
 AP_NODE_BOUND_MS=$((CLUSTER_TOKEN_MS + CLUSTER_TOKEN_MS * 12 / 10 + 200))
 HEALTH_INTERVAL_MS=200
@@ -82,6 +107,8 @@ HEALTH_BOUND_MS=$((HEALTH_FALL * HEALTH_INTERVAL_MS + HEALTH_INTERVAL_MS + 150))
 dir=$(mktemp -d)
 finish() {
 	local rc=$?
+	[ -z "$HUNG_PID" ] || kill -CONT "$HUNG_PID" 2>/dev/null
+	[ -z "$SAMPLER_PID" ] || kill "$SAMPLER_PID" 2>/dev/null
 	[ "$rc" -eq 0 ] || cluster_logs "$P"
 	cluster_teardown "$P"
 	rm -rf "$dir"
@@ -267,28 +294,90 @@ own_by_hand() {
 	fi
 }
 
-scenario_ap() {
-	local kill_us garp_us na_us takeover_ms bound=$AP_DATAPLANE_BOUND_MS
-	local mac1 mac2
-	[ "$BASE" = ap-node ] && bound=$AP_NODE_BOUND_MS
-	mac1=$(cluster_node_mac 1) mac2=$(cluster_node_mac 2)
-	# preempt: node 1, of the higher priority, is active whichever node's
+# neighbours_at I WHEN: the router reaches both VIPs at node I's MAC.
+neighbours_at() {
+	local mac
+	mac=$(cluster_node_mac "$1")
+	[ "$(router_neighbours)" = "$mac $mac" ] ||
+		fail "$2: the router reaches the VIPs at '$(router_neighbours)', not node $1's $mac"
+}
+
+# owns_none I: node I's dataplane owns no VIP (it answers ARP/ND for none).
+owns_none() {
+	cluster_ctl "$P" "$1" --json vips | jq -e '.vips | length > 0 and all(.owned == false)' \
+		>/dev/null
+}
+
+# ap_start N: N nodes active-passive, the router on-link, node 1 active,
+# the connections held through it and their entries on every node.
+ap_start() {
+	local i
+	# preempt: node 1, of the highest priority, is active whichever node's
 	# syncd became eligible first.
-	nodes 2 'mode = "active-passive"; preempt = true;'
+	nodes "$1" 'mode = "active-passive"; preempt = true;'
 	need_membership
 	failover_ap_route "$P" || exit 1
 	if [ "$MANUAL" = 1 ]; then
 		own_by_hand 1
 	else
 		await_role 1 active
-		await_role 2 passive
+		for ((i = 2; i <= $1; i++)); do
+			await_role "$i" passive
+		done
 	fi
 	failover_watch_start "$P" || exit 1
 	hold
-	[ "$(router_neighbours)" = "$mac1 $mac1" ] ||
-		fail "the router reaches the VIPs at '$(router_neighbours)', not node 1's $mac1"
+	neighbours_at 1 "once held"
 	await_cond 10 held_recorded || fail "node 1 made $(wc -l <"$dir/held.flows") entries"
-	await_synced_everywhere "before the kill" || exit 1
+	await_synced_everywhere "before the failure" || exit 1
+}
+
+# announced T_US I WHAT: ANNOUNCED_US, the later of node I's first
+# gratuitous ARP and first unsolicited NA the router got after T_US.
+announced() {
+	local mac garp_us na_us
+	mac=$(cluster_node_mac "$2")
+	garp_us=$(failover_await_event "$P" "$1" garp ip="$TOPO_VIP4" mac="$mac") ||
+		fail "no gratuitous ARP from node $2 after $3"
+	na_us=$(failover_await_event "$P" "$1" na ip="$TOPO_VIP6" mac="$mac") ||
+		fail "no unsolicited neighbour advertisement from node $2 after $3"
+	ANNOUNCED_US=$((na_us > garp_us ? na_us : garp_us))
+}
+
+# takeover T_US WHAT: node 2 took over after WHAT at T_US: TAKEOVER_MS to
+# its announcements; every connection answered since, through node 2.
+takeover() {
+	announced "$1" 2 "$2"
+	TAKEOVER_MS=$(failover_ms_since "$1" "$ANNOUNCED_US")
+	settle "$1" "$2"
+	neighbours_at 2 "after $2"
+	[ "$MANUAL" = 1 ] || await_role 2 active
+	step "node 2 took over $TAKEOVER_MS ms after $2"
+}
+
+# take_back T_US WHAT: node 1, eligible again after WHAT at T_US, takes the
+# role back (preempt) and the router back by its announcements.
+take_back() {
+	await_role 1 active
+	announced "$1" 1 "$2"
+	settle "$1" "node 1's return"
+	neighbours_at 1 "after node 1's return"
+	await_role 2 passive
+	step "node 1 active again $(failover_ms_since "$1" "$ANNOUNCED_US") ms after $2"
+}
+
+# report_ap BOUND_MS: the line, then TAKEOVER_MS within BOUND_MS.
+report_ap() {
+	stop_hold
+	report "$dir/held.json" "$TAKEOVER_MS" || exit 1
+	[ "$MANUAL" = 1 ] || [ "$TAKEOVER_MS" -le "$1" ] ||
+		fail "takeover took $TAKEOVER_MS ms, over $1 ms"
+}
+
+scenario_ap() {
+	local kill_us bound=$AP_DATAPLANE_BOUND_MS
+	[ "$BASE" = ap-node ] && bound=$AP_NODE_BOUND_MS
+	ap_start 2
 	kill_us=$(failover_now_us)
 	if [ "$BASE" = ap-node ]; then
 		failover_node_kill9 "$P" 1
@@ -296,20 +385,158 @@ scenario_ap() {
 		cluster_dataplane_kill9 "$P" 1
 	fi
 	[ "$MANUAL" = 0 ] || own_by_hand 2
-	garp_us=$(failover_await_event "$P" "$kill_us" garp ip="$TOPO_VIP4" mac="$mac2") ||
-		fail "no gratuitous ARP from node 2 after the kill"
-	na_us=$(failover_await_event "$P" "$kill_us" na ip="$TOPO_VIP6" mac="$mac2") ||
-		fail "no unsolicited neighbour advertisement from node 2 after the kill"
-	((na_us > garp_us)) && garp_us=$na_us
-	takeover_ms=$(failover_ms_since "$kill_us" "$garp_us")
-	settle "$kill_us" "the takeover"
-	[ "$(router_neighbours)" = "$mac2 $mac2" ] ||
-		fail "the router reaches the VIPs at '$(router_neighbours)', not node 2's $mac2"
-	[ "$MANUAL" = 1 ] || await_role 2 active
-	stop_hold
-	report "$dir/held.json" "$takeover_ms" || exit 1
-	[ "$MANUAL" = 1 ] || [ "$takeover_ms" -le "$bound" ] ||
-		fail "takeover took $takeover_ms ms, over $bound ms"
+	takeover "$kill_us" "the kill"
+	report_ap "$bound"
+}
+
+# ap-hung-dataplane: node 1's dataplane stopped, not dead (SIGSTOP), until
+# node 2 took over; once it runs again it answers for no VIP, and node 1
+# takes the role back only once eligible.
+scenario_ap_hung() {
+	local stop_us cont_us back_us
+	ap_start 2
+	HUNG_PID=$(_cluster_pid "$P" dataplane-n1) || fail "node 1's dataplane has no pid"
+	stop_us=$(failover_now_us)
+	kill -STOP "$HUNG_PID"
+	takeover "$stop_us" "node 1's dataplane stopped"
+	# With preempt node 1 is eligible again, and owns the VIPs again, about
+	# 10 ms after its dataplane answers: standby (syncd answers meanwhile)
+	# keeps it out long enough to read what the dataplane owns once it runs.
+	standby 1
+	cont_us=$(failover_now_us)
+	kill -CONT "$HUNG_PID"
+	HUNG_PID=""
+	step "node 1's dataplane continued after $(failover_ms_since "$stop_us" "$cont_us") ms"
+	failover_await_cluster "$P" 1 '.members[] | select(.id == 1) | .dataplane' ||
+		fail "node 1's syncd does not hear its dataplane again: $(cluster_state 1)"
+	await_cond 10 owns_none 1 ||
+		fail "node 1's dataplane, running again, still owns the VIPs: $(cluster_ctl "$P" 1 vips)"
+	neighbours_at 2 "node 1's dataplane running again"
+	step "node 1's dataplane owns no VIP (LEASE_EXPIRED" \
+		"$(cluster_counter "$P" 1 control LEASE_EXPIRED)), the router is on node 2"
+	back_us=$(failover_now_us)
+	cluster_syncd_ctl "$P" 1 cluster standby off >/dev/null || fail "cluster standby off refused"
+	take_back "$back_us" "node 1's standby off"
+	report_ap "$AP_DATAPLANE_BOUND_MS"
+}
+
+# owns_none_timed I: owns_none I, timed: OWNED_US, the start of the last call
+# that saw a VIP owned (it was owned then or later); DISOWNED_US, the end of
+# the one that saw none.
+owns_none_timed() {
+	local t
+	t=$(failover_now_us)
+	if owns_none "$1"; then
+		DISOWNED_US=$(failover_now_us)
+		return 0
+	fi
+	OWNED_US=$t
+	return 1
+}
+
+# sample_until_active I: node I's `maglbctl --json cluster` now, added to
+# $dir/samples; true once node I is active.
+sample_until_active() {
+	local out
+	out=$(failover_cluster_json "$P" "$1" 2>/dev/null) || return 1
+	printf '%s\n' "$out" >>"$dir/samples"
+	[ "$(jq -r .role <<<"$out")" = active ]
+}
+
+# eligible_unsynced: the samples in which the node is eligible while its own
+# entry (its last announcement) says it is not synced, as a JSON list. The
+# header is the node now, its entry what it last said: one sample may fall
+# between its resync and the announcement of it (a 10 ms tick and a CPG
+# round), so a passive node whose next sample says synced is not counted.
+eligible_unsynced() {
+	jq -sc 'map(. as $s | {eligible, role,
+			synced: ($s.members | map(select(.id == $s.node_id)) | .[0].synced == true)}) |
+		. as $v | [range(length) | select($v[.].eligible and ($v[.].synced | not) and
+			($v[.].role == "active" or ($v[. + 1].synced | not))) | $v[.]]' "$dir/samples"
+}
+
+# ap-syncd: node 1's syncd killed; node 2 takes over at once, node 1's
+# dataplane gives the VIPs up when its lease ends; the restarted syncd is
+# eligible only once synced, then takes the role back.
+scenario_ap_syncd() {
+	local kill_us start_us lease_ms owned_ms expired early
+	ap_start 2
+	lease_ms=$(failover_cluster_value "$P" 1 .lease_ms) || exit 1
+	kill_us=$(failover_now_us)
+	cluster_syncd_kill9 "$P" 1
+	# First: the lease ends 750-1000 ms after the kill (renewed every
+	# lease / 4), and this times when.
+	OWNED_US=$kill_us
+	await_cond 5 owns_none_timed 1 ||
+		fail "node 1's dataplane still owns the VIPs 5 s after its syncd's death"
+	owned_ms=$(failover_ms_since "$kill_us" "$OWNED_US")
+	expired=$(cluster_counter "$P" 1 control LEASE_EXPIRED)
+	step "node 1's dataplane owned the VIPs $owned_ms ms after its syncd's death, none" \
+		"$(failover_ms_since "$kill_us" "$DISOWNED_US") ms after (lease $lease_ms ms," \
+		"LEASE_EXPIRED $expired)"
+	[ "$expired" -ge 1 ] || fail "node 1's dataplane disowned the VIPs, but not as a lease ending"
+	takeover "$kill_us" "node 1's syncd killed"
+	# Sampled from before the start: syncd resyncs 300 entries in a few ms.
+	: >"$dir/samples"
+	await_cond 30 sample_until_active 1 2>/dev/null &
+	SAMPLER_PID=$!
+	start_us=$(failover_now_us)
+	cluster_syncd_start "$P" 1 "$dir/n1.conf" || exit 1
+	wait "$SAMPLER_PID" || fail "node 1 is not active again: $(cluster_state 1)"
+	SAMPLER_PID=""
+	early=$(eligible_unsynced)
+	step "node 1's syncd restarted: $(jq -s 'map(select(.eligible | not)) | length' \
+		"$dir/samples") samples not eligible, then active"
+	[ "$early" = "[]" ] || fail "node 1 eligible before synced: $early"
+	take_back "$start_us" "node 1's syncd restarted"
+	report_ap "$AP_DATAPLANE_BOUND_MS"
+	((owned_ms <= lease_ms + 100)) ||
+		fail "node 1's dataplane still owned the VIPs $owned_ms ms after its syncd's death," \
+			"over the lease ($lease_ms ms) + 100 ms"
+}
+
+# answers_from I T_US: the router's events of node I answering for or
+# announcing a VIP after T_US, a line each.
+answers_from() {
+	local mac
+	mac=$(cluster_node_mac "$1")
+	failover_events "$P" | awk -v t="$2" -v mac="mac=$mac" '
+		{ split($1, s, "=") }
+		s[2] + 0 > t + 0 && $NF == mac && $2 ~ /^kind=(garp|arp-reply|na|na-reply)$/'
+}
+
+# ap-quorum: three nodes, node 1 cut off the ring: alone, without quorum, it
+# withdraws while nodes 2 and 3 keep quorum and node 2 takes over; healed,
+# node 1 takes the role back.
+scenario_ap_quorum() {
+	local cut_us heal_us since i
+	ap_start 3
+	cut_us=$(failover_now_us)
+	cluster_ring_link "$P" 1 down || fail "cannot cut node 1's ring link"
+	takeover "$cut_us" "node 1's ring link cut"
+	since=$ANNOUNCED_US
+	failover_await_cluster "$P" 1 '.quorate == false and .role == "passive"' ||
+		fail "node 1, cut off, is quorate or active: $(cluster_state 1)"
+	neighbours_at 2 "node 1 without quorum"
+	await_cond 10 owns_none 1 || fail "node 1's dataplane, without quorum, still owns the VIPs"
+	neighbours_at 2 "node 1's dataplane without VIPs"
+	cluster_await_members "$P" 1 1 || fail "node 1's corosync is not alone"
+	for i in 2 3; do
+		cluster_await_members "$P" "$i" 2 || fail "node $i's corosync still sees node 1"
+		failover_await_cluster "$P" "$i" '.quorate == true' ||
+			fail "node $i lost quorum: $(cluster_state "$i")"
+	done
+	neighbours_at 2 "the partition"
+	[ -z "$(answers_from 1 "$since")" ] ||
+		fail "node 1 answered for the VIPs while cut off: $(answers_from 1 "$since")"
+	heal_us=$(failover_now_us)
+	step "partition of $(failover_ms_since "$cut_us" "$heal_us") ms healed"
+	cluster_ring_link "$P" 1 up || fail "cannot heal node 1's ring link"
+	for i in 1 2 3; do
+		cluster_await_members "$P" "$i" 3 || fail "node $i's corosync sees no 3 members"
+	done
+	take_back "$heal_us" "the ring healed"
+	report_ap "$AP_NODE_BOUND_MS"
 }
 
 # ------------------------------------------------------- active-active
@@ -502,6 +729,9 @@ scenario_backend_down() {
 
 case $BASE in
 ap-dataplane | ap-node) scenario_ap ;;
+ap-hung-dataplane) scenario_ap_hung ;;
+ap-syncd) scenario_ap_syncd ;;
+ap-quorum) scenario_ap_quorum ;;
 aa-reshuffle | aa-reshuffle-nosync | rejoin | bgp) scenario_aa ;;
 backend-down) scenario_backend_down ;;
 esac
