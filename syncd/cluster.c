@@ -26,6 +26,7 @@ enum {
 	TICK_MS = 10,
 	PING_MS = 40,                   /* a STATUS to the dataplane this often */
 	PING_DEAD_MS = 120,             /* unanswered this long: not answering */
+	STALL_MS = 3 * TICK_MS,         /* a tick this late: syncd itself stalled */
 	ANNOUNCE_MS = 1000,             /* state announced at least this often */
 	HEALTH_REPORT_MS = 5000,        /* health report at least this often */
 	TAKEOVER_WAIT_MS = 200,         /* longest wait for imports before owning */
@@ -120,6 +121,7 @@ struct syncd_cluster {
 	bool dp_alive;                  /* its dataplane answered lately */
 	bool ping_inflight;
 	uint32_t ping_sent_ms;
+	uint32_t tick_ms;               /* the last tick */
 	uint64_t maglev_digest;
 	bool standby;
 	enum roles_role role;           /* held */
@@ -813,13 +815,18 @@ pong(void *arg, int rc, const struct wire_ctl_msg *resp)
 	}
 }
 
+/*
+ * A STATUS to the dataplane every PING_MS; one unanswered for PING_DEAD_MS
+ * makes it not answering. Not judged on a tick after syncd itself was
+ * held up (stalled): its answer may be waiting, unread, behind this tick.
+ */
 static void
-ping(struct syncd_cluster *c, uint32_t now)
+ping(struct syncd_cluster *c, uint32_t now, bool stalled)
 {
 	struct wire_ctl_msg m = { .kind = WIRE_CTL_STATUS_REQUEST };
 
 	if (c->ping_inflight) {
-		if (c->dp_alive && elapsed(now, c->ping_sent_ms, PING_DEAD_MS)) {
+		if (c->dp_alive && !stalled && elapsed(now, c->ping_sent_ms, PING_DEAD_MS)) {
 			c->counters[CLUSTER_DP_TIMEOUTS]++;
 			c->dp_alive = false;
 			qb_log(LOG_WARNING, "dataplane %s: no answer for %u ms: withdrawing",
@@ -844,7 +851,7 @@ syncd_cluster_dp_up(struct syncd_cluster *c)
 	c->owning = false;
 	c->ping_inflight = false;
 	c->ping_sent_ms = daemon_mono_ms() - PING_MS;
-	ping(c, daemon_mono_ms());
+	ping(c, daemon_mono_ms(), false);
 	if (c->role == ROLES_ACTIVE && c->cfg->mode == CONFIG_CLUSTER_ACTIVE_PASSIVE)
 		c->takeover_pending = true;
 	else
@@ -887,7 +894,8 @@ on_tick(int32_t fd, int32_t revents, void *arg)
 	if (read(fd, &expirations, sizeof(expirations)) < 0)
 		return 0;
 	syncd_quorum_poll(c->quorum, now);
-	ping(c, now);
+	ping(c, now, elapsed(now, c->tick_ms, STALL_MS));
+	c->tick_ms = now;
 	l = local_now(c);
 	if (!local_same(&l, &c->announced)) {
 		evaluate(c);
