@@ -492,7 +492,12 @@ ipc_async_connect_failed(struct ipc_async *a, int err)
 	}
 }
 
-/* The connection is gone: fail what is in flight, tell, retry soon. */
+/*
+ * The connection is gone: fail what is in flight, tell, then close and
+ * retry soon. Told before the close: libqb's disconnect waits, in 10 ms
+ * sleeps, until the server's process is gone (reaped), and a caller acts
+ * on the loss (syncd withdraws the node) without that wait.
+ */
 static void
 ipc_async_lost(struct ipc_async *a, int err)
 {
@@ -500,12 +505,11 @@ ipc_async_lost(struct ipc_async *a, int err)
 
 	if (a->state != IPC_ASYNC_UP)
 		return;
-	ipc_async_close(a);
+	a->state = IPC_ASYNC_DOWN;      /* sends refused from here on */
 	a->counters.counts[IPC_ASYNC_DISCONNECTS]++;
 	a->retry_ms = IPC_ASYNC_RETRY_MIN_MS;
 	a->attempts = 0;
 	a->said_still_down = false;
-	ipc_async_retry_later(a);
 	qb_log(LOG_WARNING, "ipc %s: connection lost: %s; reconnecting",
 	       a->service, ipc_strerror(err, a->service, text, sizeof(text)));
 	ipc_async_fail(a, -ENOTCONN, NULL, IPC_ASYNC_ABORTED);
@@ -514,6 +518,9 @@ ipc_async_lost(struct ipc_async *a, int err)
 		if (a->ops.down != NULL)
 			a->ops.down(a->arg, err);
 	}
+	ipc_async_close(a);     /* after a destroy in a callback: a no-op */
+	if (!a->dead)
+		ipc_async_retry_later(a);
 }
 
 static struct ipc_async_slot *
