@@ -143,9 +143,3 @@ syncd_quorum_quorate(const struct syncd_quorum *q)
 {
 	return q->quorate;
 }
-
-bool
-syncd_quorum_connected(const struct syncd_quorum *q)
-{
-	return q->connected;
-}

@@ -25,6 +25,5 @@ void syncd_quorum_destroy(struct syncd_quorum *q);
 void syncd_quorum_poll(struct syncd_quorum *q, uint32_t now_ms);
 
 bool syncd_quorum_quorate(const struct syncd_quorum *q);
-bool syncd_quorum_connected(const struct syncd_quorum *q);
 
 #endif /* MAGLB_SYNCD_QUORUM_H */

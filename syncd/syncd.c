@@ -140,7 +140,8 @@ dumped(void *arg, int rc, const struct wire_ctl_msg *resp)
 	struct syncd *s = arg;
 
 	if (rc == 0 && resp->kind == WIRE_CTL_DUMP_RESPONSE) {
-		repl_on_dump(s->repl, resp->dump.entries, resp->dump.count, daemon_mono_ms(), daemon_real_us());
+		repl_on_dump(s->repl, resp->dump.entries, resp->dump.count, daemon_mono_ms(),
+			     daemon_real_us());
 		if (resp->dump.next_cursor != 0)
 			dump_next(s, resp->dump.next_cursor);
 		else
