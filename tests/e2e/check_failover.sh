@@ -52,6 +52,8 @@
 #                  backend b2's server stopped under traffic; every node
 #                  marks it down within fall x interval + one interval + one
 #                  CPG round (T; 150 ms allowed for the round and polling),
+#                  `sync verify` shows one Maglev digest on every node, not
+#                  the one of before,
 #                  new connections avoid it, and every connection on the
 #                  other backends survives (N, M count only those)
 #   bgp            aa-reshuffle with bird2: the router learns each active
@@ -685,8 +687,22 @@ every_node_says() {
 	done
 }
 
+# maglev_digests: `sync verify` (from node 1) agrees on every member's
+# entries and Maglev tables; prints their one Maglev digest. The JSON is
+# left in $dir/verify.json.
+maglev_digests() {
+	cluster_syncd_ctl "$P" 1 --json sync verify >"$dir/verify.json" 2>&1 &&
+		jq -er '[.groups[].digests[].maglev_digest] | unique |
+			if length == 1 then .[0] else error("differ") end' "$dir/verify.json"
+}
+
+maglev_changed_from() {
+	local now
+	now=$(maglev_digests 2>/dev/null) && [ "$now" != "$1" ]
+}
+
 scenario_backend_down() {
-	local t0 agree_ms i b others all=$((CONNS + CONNS6))
+	local t0 agree_ms i b others all=$((CONNS + CONNS6)) maglev_before
 	# dp.sh's config writer adds it to every config written from now on.
 	CONF_EXTRA="health = { type = \"tcp\"; interval_ms = $HEALTH_INTERVAL_MS; timeout_ms = 100;
   rise = 2; fall = $HEALTH_FALL; };"
@@ -695,6 +711,7 @@ scenario_backend_down() {
 		await_cond 10 every_node_says up "$(topo_backend_addr4 l2 "$b")" \
 			"$(topo_backend_addr6 l2 "$b")" || fail "backend b$b is not up on every node"
 	done
+	maglev_before=$(maglev_digests) || fail "sync verify before b2's end: $(cat "$dir/verify.json")"
 	t0=$(failover_now_us)
 	stop_tool "$P" lbserver-b2
 	if [ "$MANUAL" = 1 ]; then
@@ -708,6 +725,10 @@ scenario_backend_down() {
 	await_cond 10 every_node_says down "${B2_ADDRS[@]}" || fail "not every node has b2 down"
 	agree_ms=$(failover_ms_since "$t0" "$(failover_now_us)")
 	step "every node has b2 down $agree_ms ms after its server stopped"
+	# the same backends down everywhere: byte-identical Maglev tables, and
+	# not the ones of before
+	await_cond 10 maglev_changed_from "$maglev_before" ||
+		fail "Maglev digests after b2's end: $(cat "$dir/verify.json") (before: $maglev_before)"
 	settle "$t0" "b2's end"
 	run_in "${P}c" "$LBTOOLS/lbclient" --connect "$TOPO_VIP4" "$TOPO_PORT" --conns 60 --json \
 		>"$dir/new.json" 2>"$dir/new.err"
