@@ -701,8 +701,10 @@ on_health(struct syncd_cluster *c, uint32_t sender, const struct wire_sync_msg *
 	size_t n = 0;
 
 	c->counters[CLUSTER_HEALTH_RECEIVED]++;
-	if (keys == NULL)
+	if (keys == NULL || member_find(c, sender) == NULL) {
+		free(keys);     /* no memory, or it left before its report came */
 		return;
+	}
 	for (size_t i = 0; i < msg->count; i++) {
 		keys[n] = wire_to_key(&msg->entries[i]);
 		/* kept all the same: a node's vote is its whole report */
