@@ -1473,6 +1473,13 @@ repl_node_counters(const struct repl *r)
 }
 
 void
+repl_set_max_idle(struct repl *r, uint32_t max_idle_ms)
+{
+	if (max_idle_ms > r->p.max_idle_ms)
+		r->p.max_idle_ms = max_idle_ms;
+}
+
+void
 repl_set_maglev_digest(struct repl *r, uint64_t digest)
 {
 	r->maglev_digest = digest;

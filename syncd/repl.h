@@ -177,6 +177,14 @@ void repl_destroy(struct repl *r);
  */
 int repl_set_catalog(struct repl *r, const struct catalog *cat, uint32_t now_ms);
 
+/*
+ * The longest idle timeout of a reloaded config. Kept if shorter than the
+ * one in use: entries made under the longer one still hold its lifetimes,
+ * and judging their last activity by the shorter one would date them
+ * later than it was (repl_dump_end()).
+ */
+void repl_set_max_idle(struct repl *r, uint32_t max_idle_ms);
+
 /* An EXPORT_BATCH from the local dataplane (m->kind WIRE_CTL_EXPORT_BATCH). */
 void repl_on_export(struct repl *r, const struct wire_ctl_flows *fl, uint32_t now_ms,
 		    uint64_t now_us);

@@ -615,6 +615,7 @@ syncd_reload(struct syncd *s)
 		config_free(cfg);
 		return -ENOMEM;
 	}
+	repl_set_max_idle(s->repl, max_idle_ms(cfg));
 	catalog_destroy(s->cat);
 	config_free(s->cfg);
 	s->cat = cat;

@@ -715,6 +715,8 @@ START_TEST(test_reconcile_spares_an_earlier_dataplanes_flows)
 	struct wire_flow live[2];
 
 	ten_flows_then_node1_back(5000);
+	/* a reload shortened the idle timeouts: the entries keep their lifetimes */
+	repl_set_max_idle(nodes[0].r, 60000);
 	/* the new dataplane started 1 s ago; two flows came to it since */
 	for (int i = 0; i < 2; i++)
 		flow(&live[i], 100 + (uint32_t)i, 2000, 0);
