@@ -1407,34 +1407,38 @@ repl_dataplane_synced(const struct repl *r)
 	return r->dp_synced;
 }
 
-bool
-repl_synced(const struct repl *r)
+/*
+ * Every group synced (or, merging_counts, synced before a merge and
+ * fetching the rest), the last resync's imports acknowledged, and the
+ * dataplane fed with every entry held.
+ */
+static bool
+holds_everything(const struct repl *r, bool merging_counts)
 {
 	uint64_t head = r->i_head != NULL ? r->i_head->token : UINT64_MAX;
 
 	for (uint16_t i = 0; i < r->n_groups; i++) {
 		const struct group *g = &r->groups[i];
 
+		if (g->state != REPL_SYNCED && !(merging_counts && g->merging))
+			return false;
 		/* imports are acknowledged in order: the head is the oldest */
-		if (g->state != REPL_SYNCED || (g->import_barrier != 0 && head <= g->import_barrier))
+		if (g->import_barrier != 0 && head <= g->import_barrier)
 			return false;
 	}
 	return r->dp_synced;
 }
 
 bool
+repl_synced(const struct repl *r)
+{
+	return holds_everything(r, false);
+}
+
+bool
 repl_holds_flows(const struct repl *r)
 {
-	uint64_t head = r->i_head != NULL ? r->i_head->token : UINT64_MAX;
-
-	for (uint16_t i = 0; i < r->n_groups; i++) {
-		const struct group *g = &r->groups[i];
-
-		if ((g->state != REPL_SYNCED && !g->merging) ||
-		    (g->import_barrier != 0 && head <= g->import_barrier))
-			return false;
-	}
-	return r->dp_synced;
+	return holds_everything(r, true);
 }
 
 uint16_t
