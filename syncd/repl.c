@@ -1320,6 +1320,8 @@ group_carry(struct group *n, struct group *o)
 	n->request_pending = o->request_pending;
 	n->begun = o->begun;
 	n->resync_got = o->resync_got;
+	n->merging = o->merging;
+	n->import_barrier = o->import_barrier;  /* the import queue is kept */
 	n->seq = o->seq;
 	memcpy(n->peers, o->peers, sizeof(n->peers));
 	n->self_lag = o->self_lag;
