@@ -50,7 +50,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/inotify.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,32 +165,6 @@ static void usage(FILE *out)
 	        "                [--timeout-s S] [--json]\n");
 }
 
-static int parse_unsigned(const char *text, unsigned min, unsigned max,
-                          unsigned *value)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(text, &end, 10);
-	if (errno != 0 || end == text || *end != '\0' || v < min || v > max)
-		return -EINVAL;
-	*value = (unsigned)v;
-	return 0;
-}
-
-static int options_connect(struct options *opts, int argc, char **argv)
-{
-	uint16_t port;
-
-	/* --connect takes two arguments: optarg and the next word. */
-	if (optind >= argc || netaddr_parse_port(argv[optind], &port) < 0 ||
-	    netaddr_parse(optarg, port, &opts->addr, &opts->addr_len) < 0)
-		return -EINVAL;
-	optind++;
-	return 0;
-}
-
 static int options_parse(int argc, char **argv, struct options *opts)
 {
 	static const struct option longopts[] = {
@@ -215,15 +188,17 @@ static int options_parse(int argc, char **argv, struct options *opts)
 	*opts = (struct options){.rounds = 1, .timeout_s = 30, .first_line_bytes = UINT_MAX};
 	while (err == 0 && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'c': err = options_connect(opts, argc, argv); break;
-		case 'n': err = parse_unsigned(optarg, 1, 100000, &opts->conns); break;
-		case 'r': err = parse_unsigned(optarg, 1, 1000000, &opts->rounds); break;
-		case 'i': err = parse_unsigned(optarg, 0, 3600000, &opts->interval_ms); break;
-		case 'l': err = parse_unsigned(optarg, 0, LBCLIENT_LINE_BYTES_MAX,
-		                               &opts->line_bytes); break;
-		case 'f': err = parse_unsigned(optarg, 0, LBCLIENT_LINE_BYTES_MAX,
-		                               &opts->first_line_bytes); break;
-		case 't': err = parse_unsigned(optarg, 1, 86400, &opts->timeout_s); break;
+		case 'c':
+			err = netaddr_parse_connect(argc, argv, &opts->addr, &opts->addr_len);
+			break;
+		case 'n': err = netaddr_parse_unsigned(optarg, 1, 100000, &opts->conns); break;
+		case 'r': err = netaddr_parse_unsigned(optarg, 1, 1000000, &opts->rounds); break;
+		case 'i': err = netaddr_parse_unsigned(optarg, 0, 3600000, &opts->interval_ms); break;
+		case 'l': err = netaddr_parse_unsigned(optarg, 0, LBCLIENT_LINE_BYTES_MAX,
+		                                       &opts->line_bytes); break;
+		case 'f': err = netaddr_parse_unsigned(optarg, 0, LBCLIENT_LINE_BYTES_MAX,
+		                                       &opts->first_line_bytes); break;
+		case 't': err = netaddr_parse_unsigned(optarg, 1, 86400, &opts->timeout_s); break;
 		case 'u': opts->udp = true; break;
 		case 'F': opts->no_df = true; break;
 		case 'j': opts->json = true; break;
@@ -766,16 +741,6 @@ static bool client_all_ok(const struct client *client)
 	return true;
 }
 
-static void raise_fd_limit(void)
-{
-	struct rlimit limit;
-
-	if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
-		limit.rlim_cur = limit.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &limit);
-	}
-}
-
 int main(int argc, char **argv)
 {
 	static struct client client;
@@ -784,7 +749,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	raise_fd_limit();
+	netaddr_raise_fd_limit();
 	if (client_open(&client) < 0 || client_run(&client) < 0) {
 		fprintf(stderr, "lbclient: %s\n", strerror(errno));
 		return 1;

@@ -50,7 +50,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -165,31 +164,6 @@ static void usage(FILE *out)
 	        "              [--timeout-s S] [--json]\n");
 }
 
-static int parse_unsigned(const char *text, unsigned min, unsigned max, unsigned *value)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(text, &end, 10);
-	if (errno != 0 || end == text || *end != '\0' || v < min || v > max)
-		return -EINVAL;
-	*value = (unsigned)v;
-	return 0;
-}
-
-static int options_connect(struct options *opts, int argc, char **argv)
-{
-	uint16_t port;
-
-	/* --connect takes two arguments: optarg and the next word. */
-	if (optind >= argc || netaddr_parse_port(argv[optind], &port) < 0 ||
-	    netaddr_parse(optarg, port, &opts->addr, &opts->addr_len) < 0)
-		return -EINVAL;
-	optind++;
-	return 0;
-}
-
 static int options_parse(int argc, char **argv, struct options *opts)
 {
 	static const struct option longopts[] = {
@@ -209,13 +183,15 @@ static int options_parse(int argc, char **argv, struct options *opts)
 	*opts = (struct options){.interval_ms = 100, .dead_after_ms = 5000, .timeout_s = 3600};
 	while (err == 0 && (c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'c': err = options_connect(opts, argc, argv); break;
-		case 'n': err = parse_unsigned(optarg, 1, 100000, &opts->conns); break;
-		case 'i': err = parse_unsigned(optarg, 1, 3600000, &opts->interval_ms); break;
-		case 'd': err = parse_unsigned(optarg, 1, 3600000, &opts->dead_after_ms); break;
+		case 'c':
+			err = netaddr_parse_connect(argc, argv, &opts->addr, &opts->addr_len);
+			break;
+		case 'n': err = netaddr_parse_unsigned(optarg, 1, 100000, &opts->conns); break;
+		case 'i': err = netaddr_parse_unsigned(optarg, 1, 3600000, &opts->interval_ms); break;
+		case 'd': err = netaddr_parse_unsigned(optarg, 1, 3600000, &opts->dead_after_ms); break;
 		case 'r': opts->ready_file = optarg; break;
 		case 's': opts->snapshot_file = optarg; break;
-		case 't': err = parse_unsigned(optarg, 1, 86400 * 7, &opts->timeout_s); break;
+		case 't': err = netaddr_parse_unsigned(optarg, 1, 86400 * 7, &opts->timeout_s); break;
 		case 'j': opts->json = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: err = -EINVAL; break;
@@ -674,16 +650,6 @@ static int hold_open(struct hold *hold)
 	return 0;
 }
 
-static void raise_fd_limit(void)
-{
-	struct rlimit limit;
-
-	if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
-		limit.rlim_cur = limit.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &limit);
-	}
-}
-
 int main(int argc, char **argv)
 {
 	static struct hold hold;
@@ -693,7 +659,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	raise_fd_limit();
+	netaddr_raise_fd_limit();
 	rc = hold_open(&hold);
 	if (rc == 0)
 		rc = hold_run(&hold);

@@ -27,7 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -566,17 +565,6 @@ static void server_report(const struct server *server)
 	fprintf(stderr, "\n");
 }
 
-/* Serve hundreds of connections: lift the soft fd limit to the hard one. */
-static void raise_fd_limit(void)
-{
-	struct rlimit limit;
-
-	if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
-		limit.rlim_cur = limit.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &limit);
-	}
-}
-
 int main(int argc, char **argv)
 {
 	static struct server server;
@@ -587,7 +575,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	raise_fd_limit();
+	netaddr_raise_fd_limit();
 	if (server_open(&server, &opts) < 0) {
 		fprintf(stderr, "lbserver: cannot listen\n");
 		return 1;

@@ -2,9 +2,11 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <getopt.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 int netaddr_parse(const char *text, uint16_t port,
                   struct sockaddr_storage *addr, socklen_t *len)
@@ -40,6 +42,41 @@ int netaddr_parse_port(const char *text, uint16_t *port)
 		return -EINVAL;
 	*port = (uint16_t)value;
 	return 0;
+}
+
+int netaddr_parse_unsigned(const char *text, unsigned min, unsigned max, unsigned *value)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno != 0 || end == text || *end != '\0' || v < min || v > max)
+		return -EINVAL;
+	*value = (unsigned)v;
+	return 0;
+}
+
+int netaddr_parse_connect(int argc, char **argv, struct sockaddr_storage *addr,
+                          socklen_t *len)
+{
+	uint16_t port;
+
+	if (optind >= argc || netaddr_parse_port(argv[optind], &port) < 0 ||
+	    netaddr_parse(optarg, port, addr, len) < 0)
+		return -EINVAL;
+	optind++;
+	return 0;
+}
+
+void netaddr_raise_fd_limit(void)
+{
+	struct rlimit limit;
+
+	if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+		limit.rlim_cur = limit.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &limit);
+	}
 }
 
 const char *netaddr_format(const struct sockaddr_storage *addr,

@@ -1,4 +1,7 @@
-/* Address parsing shared by the test tools (lbserver, lbclient, encapsend). */
+/*
+ * What the socket test tools share (lbserver, lbclient, lbhold, encapsend):
+ * address and argument parsing, the file descriptor limit.
+ */
 #ifndef MAGLB_TESTS_TOOLS_NETADDR_H
 #define MAGLB_TESTS_TOOLS_NETADDR_H
 
@@ -16,6 +19,19 @@ int netaddr_parse(const char *text, uint16_t port,
 
 /* Parse a port number 1..65535; returns 0 or -EINVAL. */
 int netaddr_parse_port(const char *text, uint16_t *port);
+
+/* Parse a decimal number min..max into *value; returns 0 or -EINVAL. */
+int netaddr_parse_unsigned(const char *text, unsigned min, unsigned max, unsigned *value);
+
+/*
+ * "--connect ADDR PORT" in getopt: ADDR is optarg, PORT the next word,
+ * which this consumes (optind++). Returns 0 or -EINVAL.
+ */
+int netaddr_parse_connect(int argc, char **argv, struct sockaddr_storage *addr,
+                          socklen_t *len);
+
+/* Lift the soft file descriptor limit to the hard one (hundreds of sockets). */
+void netaddr_raise_fd_limit(void);
 
 /* Format addr as "ADDR" (no port) into buf; returns buf. */
 const char *netaddr_format(const struct sockaddr_storage *addr,
