@@ -49,19 +49,13 @@ dir=$(mktemp -d)
 declare -A paused=()
 pause() { kill -STOP "$1" && paused[$1]=1; }        # PID: SIGSTOP, undone on exit
 resume() { kill -CONT "$1" && unset "paused[$1]"; }
-finish() {
-	local rc=$? pid
+resume_all() {
+	local pid
 	for pid in "${!paused[@]}"; do
 		kill -CONT "$pid" 2>/dev/null
 	done
-	[ "$rc" -eq 0 ] || cluster_logs "$P"
-	cluster_teardown "$P"
-	rm -rf "$dir"
-	exit "$rc"
 }
-trap finish EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+cluster_on_exit "$P" "$dir" resume_all
 
 now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
 SUMMARY=()

@@ -20,16 +20,7 @@ CONNS=60
 LEAVE_BOUND_MS=10000
 
 dir=$(mktemp -d)
-finish() {
-	local rc=$?
-	[ "$rc" -eq 0 ] || cluster_logs "$P"
-	cluster_teardown "$P"
-	rm -rf "$dir"
-	exit "$rc"
-}
-trap finish EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+cluster_on_exit "$P" "$dir"
 
 cluster_setup "$P" 3 && start_backends "$P" || exit 1
 

@@ -30,17 +30,8 @@ SYN_FLOOD=3000
 WEB2_VIP=198.18.1.2
 
 dir=$(mktemp -d)
-finish() {
-	local rc=$?
-	[ "$rc" -eq 0 ] && [ "$E2E_FAILED" -eq 0 ] || cluster_logs "$P"
-	cluster_teardown "$P"
-	rm -rf "$dir"
-	exit "$rc"
-}
 E2E_PASSED=0 E2E_FAILED=0
-trap finish EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+cluster_on_exit "$P" "$dir"     # it exits non-zero when a check failed
 
 now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
 

@@ -107,18 +107,11 @@ HEALTH_FALL=2
 HEALTH_BOUND_MS=$((HEALTH_FALL * HEALTH_INTERVAL_MS + HEALTH_INTERVAL_MS + 150))
 
 dir=$(mktemp -d)
-finish() {
-	local rc=$?
+undo() {
 	[ -z "$HUNG_PID" ] || kill -CONT "$HUNG_PID" 2>/dev/null
 	[ -z "$SAMPLER_PID" ] || kill "$SAMPLER_PID" 2>/dev/null
-	[ "$rc" -eq 0 ] || cluster_logs "$P"
-	cluster_teardown "$P"
-	rm -rf "$dir"
-	exit "$rc"
 }
-trap finish EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+cluster_on_exit "$P" "$dir" undo
 
 fail() { log "$SCENARIO: $*"; exit 1; }
 step() { printf '%s: t_us=%s %s\n' "$SCENARIO" "$(failover_now_us)" "$*"; }

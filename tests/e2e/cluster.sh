@@ -79,6 +79,11 @@
 #   cluster_run PREFIX I CMD...       CMD in node I (its network namespace:
 #                                     enough for CPG and the dataplane's IPC)
 #   cluster_logs PREFIX               the tail of every node's logs, to stderr
+#   cluster_on_exit PREFIX DIR [FN]   traps for a test: at its exit FN (its
+#                                     own undoing, e.g. SIGCONT), the logs if
+#                                     it failed, cluster_teardown, DIR removed;
+#                                     the exit status kept; INT and TERM exit
+#                                     130 and 143
 #
 # Topology: lib.sh's l2 topology (client ${P}c, router ${P}r, backends
 # ${P}b1..b3 on the LB segment, DSR) with the one LB node ${P}lb replaced by
@@ -502,4 +507,21 @@ cluster_logs() {
 		log "==> $f (last 20 lines)"
 		tail -n 20 "$f" >&2
 	done
+}
+
+cluster_on_exit() {
+	_cluster_exit_args=("$@")
+	trap _cluster_on_exit EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+
+_cluster_on_exit() {
+	local rc=$? p=${_cluster_exit_args[0]} dir=${_cluster_exit_args[1]}
+	local fn=${_cluster_exit_args[2]:-}
+	[ -z "$fn" ] || "$fn"
+	[ "$rc" -eq 0 ] || cluster_logs "$p"
+	cluster_teardown "$p"
+	rm -rf "$dir"
+	exit "$rc"
 }

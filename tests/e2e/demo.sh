@@ -16,14 +16,10 @@ P=mdemo-
 CONNS=200
 CONNS6=100
 dir=$(mktemp -d)
-cleanup() {
-	cluster_teardown "$P"
-	rm -rf "$dir"
-}
-trap cleanup EXIT
+cluster_on_exit "$P" "$dir"
 
 say() { printf '\n== %s\n' "$*"; }
-fail() { log "demo: $*"; cluster_logs "$P"; exit 1; }
+fail() { log "demo: $*"; exit 1; }   # the exit trap shows the nodes' logs
 ctl() { local i=$1; shift; cluster_syncd_ctl "$P" "$i" "$@"; }
 
 say "topology: client -> router -> nodes 1 and 2 (corosync + maglb-dataplane + maglb-syncd each) -> 3 backends (L2 DSR)"
