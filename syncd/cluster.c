@@ -74,11 +74,6 @@ static const char *const cluster_counter_names[CLUSTER_COUNTER_MAX] = {
 #undef CLUSTER_NAME_
 };
 
-/* A member of the membership group and what it last announced. */
-struct member {
-	struct roles_member m;
-};
-
 /* A probed backend: which VIP and backend of the config. */
 struct target {
 	uint32_t vip, backend;
@@ -112,7 +107,8 @@ struct syncd_cluster {
 
 	/* the group */
 	bool in_group;
-	struct member members[REPL_MEMBERS_MAX];
+	struct roles_member members[REPL_MEMBERS_MAX]; /* what each last announced */
+	enum roles_role elected[REPL_MEMBERS_MAX];      /* the last election's roles */
 	size_t n_members;
 	uint32_t active_id;             /* active-passive: the elected one */
 	bool mismatch_logged;
@@ -165,11 +161,11 @@ wire_mode(enum config_cluster_mode m)
 	       WIRE_CLUSTER_MODE_ACTIVE_PASSIVE;
 }
 
-static struct member *
+static struct roles_member *
 member_find(struct syncd_cluster *c, uint32_t id)
 {
 	for (size_t i = 0; i < c->n_members; i++)
-		if (c->members[i].m.id == id)
+		if (c->members[i].id == id)
 			return &c->members[i];
 	return NULL;
 }
@@ -626,16 +622,14 @@ set_role(struct syncd_cluster *c, enum roles_role role)
 static void
 evaluate(struct syncd_cluster *c)
 {
-	struct roles_member view[REPL_MEMBERS_MAX];
-	enum roles_role out[REPL_MEMBERS_MAX];
+	const struct roles_member *view = c->members;
+	enum roles_role *out = c->elected;
 	uint32_t voters[REPL_MEMBERS_MAX];
 	size_t nv = 0;
 	enum roles_role want = ROLES_PASSIVE;
 	struct local l = local_now(c);
 	int rc;
 
-	for (size_t i = 0; i < c->n_members; i++)
-		view[i] = c->members[i].m;
 	c->active_id = roles_elect(c->cfg->mode, c->cfg->preempt, view, c->n_members, out);
 	for (size_t i = 0; i < c->n_members; i++)
 		if (view[i].id == c->cfg->node_id && c->in_group)
@@ -670,7 +664,7 @@ evaluate(struct syncd_cluster *c)
 static void
 on_state(struct syncd_cluster *c, uint32_t sender, const struct wire_node_state *st)
 {
-	struct member *m = member_find(c, sender);
+	struct roles_member *m = member_find(c, sender);
 
 	c->counters[CLUSTER_STATES_RECEIVED]++;
 	if (m == NULL)
@@ -685,13 +679,13 @@ on_state(struct syncd_cluster *c, uint32_t sender, const struct wire_node_state 
 			       c->cfg->preempt ? "on" : "off");
 		c->mismatch_logged = true;
 	}
-	m->m.known = true;
-	m->m.priority = st->priority;
-	m->m.dataplane = st->dataplane;
-	m->m.synced = st->synced;
-	m->m.quorate = st->quorate;
-	m->m.standby = st->standby;
-	m->m.holds = st->role == WIRE_ROLE_ACTIVE ? ROLES_ACTIVE : ROLES_PASSIVE;
+	m->known = true;
+	m->priority = st->priority;
+	m->dataplane = st->dataplane;
+	m->synced = st->synced;
+	m->quorate = st->quorate;
+	m->standby = st->standby;
+	m->holds = st->role == WIRE_ROLE_ACTIVE ? ROLES_ACTIVE : ROLES_PASSIVE;
 }
 
 static void
@@ -750,18 +744,18 @@ cpg_members(void *arg, uint16_t group, const uint32_t *ids, size_t n, bool self_
 	    bool merged)
 {
 	struct syncd_cluster *c = arg;
-	struct member next[REPL_MEMBERS_MAX];
+	struct roles_member next[REPL_MEMBERS_MAX];
 	bool joined = false;
 
 	(void)group;
 	(void)merged;
 	for (size_t i = 0; i < n && i < REPL_MEMBERS_MAX; i++) {
-		struct member *old = member_find(c, ids[i]);
+		struct roles_member *old = member_find(c, ids[i]);
 
 		if (old != NULL) {
 			next[i] = *old;
 		} else {
-			next[i] = (struct member){ .m = { .id = ids[i] } };
+			next[i] = (struct roles_member){ .id = ids[i] };
 			joined = true;
 		}
 	}
@@ -769,10 +763,10 @@ cpg_members(void *arg, uint16_t group, const uint32_t *ids, size_t n, bool self_
 		bool stays = false;
 
 		for (size_t j = 0; j < n; j++)
-			stays |= ids[j] == c->members[i].m.id;
+			stays |= ids[j] == c->members[i].id;
 		if (!stays) {
-			qb_log(LOG_INFO, "node %u left the cluster", c->members[i].m.id);
-			health_forget(c->health, c->members[i].m.id);
+			qb_log(LOG_INFO, "node %u left the cluster", c->members[i].id);
+			health_forget(c->health, c->members[i].id);
 		}
 	}
 	memcpy(c->members, next, n * sizeof(next[0]));
@@ -1158,30 +1152,22 @@ syncd_cluster_status(const struct syncd_cluster *c, struct wire_ctl_cluster *out
 	out->members = calloc(c->n_members ? c->n_members : 1, sizeof(*out->members));
 	if (out->members == NULL)
 		return -ENOMEM;
-	{
-		struct roles_member view[REPL_MEMBERS_MAX];
-		enum roles_role roles[REPL_MEMBERS_MAX];
+	for (size_t i = 0; i < c->n_members; i++) {
+		const struct roles_member *m = &c->members[i];
 
-		for (size_t i = 0; i < c->n_members; i++)
-			view[i] = c->members[i].m;
-		roles_elect(c->cfg->mode, c->cfg->preempt, view, c->n_members, roles);
-		for (size_t i = 0; i < c->n_members; i++) {
-			const struct roles_member *m = &view[i];
-
-			out->members[i] = (struct wire_ctl_cluster_member){
-				.id = m->id,
-				.known = m->known,
-				.role = !m->known ? WIRE_ROLE_UNSPECIFIED :
-					roles[i] == ROLES_ACTIVE ? WIRE_ROLE_ACTIVE :
-					WIRE_ROLE_PASSIVE,
-				.priority = m->priority,
-				.eligible = roles_eligible(m),
-				.dataplane = m->dataplane,
-				.synced = m->synced,
-				.quorate = m->quorate,
-				.standby = m->standby,
-			};
-		}
+		out->members[i] = (struct wire_ctl_cluster_member){
+			.id = m->id,
+			.known = m->known,
+			.role = !m->known ? WIRE_ROLE_UNSPECIFIED :
+				c->elected[i] == ROLES_ACTIVE ? WIRE_ROLE_ACTIVE :
+				WIRE_ROLE_PASSIVE,
+			.priority = m->priority,
+			.eligible = roles_eligible(m),
+			.dataplane = m->dataplane,
+			.synced = m->synced,
+			.quorate = m->quorate,
+			.standby = m->standby,
+		};
 	}
 	out->count = c->n_members;
 	return 0;
