@@ -789,9 +789,14 @@ cpg_members(void *arg, uint16_t group, const uint32_t *ids, size_t n, bool self_
 static void
 local_changed(struct syncd_cluster *c)
 {
-	evaluate(c);
-	c->announce_due = true;
-	announce(c);
+	struct local l;
+
+	evaluate(c);            /* announces a role change itself */
+	l = local_now(c);
+	if (!local_same(&l, &c->announced)) {
+		c->announce_due = true;
+		announce(c);
+	}
 }
 
 static void
