@@ -172,15 +172,10 @@ cluster_show(struct maglbctl *m)
 static int
 cluster_standby(struct maglbctl *m, bool on)
 {
-	struct wire_ctl_msg req = { .kind = WIRE_CTL_CLUSTER_STANDBY }, resp;
-	int rc;
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_CLUSTER_STANDBY };
 
 	req.cluster_standby.on = on;
-	rc = maglbctl_call(m, &req, WIRE_CTL_ERROR, &resp);
-	if (rc != 0)
-		return rc;
-	wire_ctl_msg_free(&resp);
-	return m->json ? maglbctl_json_ok() : MAGLBCTL_EXIT_OK;
+	return maglbctl_command(m, &req);
 }
 
 int

@@ -367,6 +367,18 @@ maglbctl_call(struct maglbctl *m, const struct wire_ctl_msg *req,
 }
 
 int
+maglbctl_command(struct maglbctl *m, const struct wire_ctl_msg *req)
+{
+	struct wire_ctl_msg resp;
+	int rc = maglbctl_call(m, req, WIRE_CTL_ERROR, &resp);
+
+	if (rc != 0)
+		return rc;
+	wire_ctl_msg_free(&resp);
+	return m->json ? maglbctl_json_ok() : MAGLBCTL_EXIT_OK;
+}
+
+int
 maglbctl_json_ok(void)
 {
 	struct json j;
@@ -995,17 +1007,13 @@ maglbctl_parse_backend(int argc, char **argv, struct wire_ctl_backend_set *b)
 static int
 maglbctl_backend(struct maglbctl *m, int argc, char **argv)
 {
-	struct wire_ctl_msg req = { .kind = WIRE_CTL_BACKEND_SET }, resp;
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_BACKEND_SET };
 	int rc;
 
 	rc = maglbctl_parse_backend(argc, argv, &req.backend_set);
 	if (rc != 0)
 		return rc;
-	rc = maglbctl_call(m, &req, WIRE_CTL_ERROR, &resp);
-	if (rc != 0)
-		return rc;
-	wire_ctl_msg_free(&resp);
-	return m->json ? maglbctl_json_ok() : MAGLBCTL_EXIT_OK;
+	return maglbctl_command(m, &req);
 }
 
 /* ----------------------------------------------------------- ownership */
@@ -1017,7 +1025,7 @@ maglbctl_backend(struct maglbctl *m, int argc, char **argv)
 static int
 maglbctl_vip(struct maglbctl *m, int argc, char **argv)
 {
-	struct wire_ctl_msg req = { .kind = WIRE_CTL_OWNERSHIP_SET }, resp;
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_OWNERSHIP_SET };
 	struct wire_ctl_ownership_entry e = { .owned = false };
 	const char *value;
 	uint64_t ms;
@@ -1048,11 +1056,7 @@ maglbctl_vip(struct maglbctl *m, int argc, char **argv)
 	e.owned = own;
 	req.ownership.vips = &e;
 	req.ownership.count = 1;
-	rc = maglbctl_call(m, &req, WIRE_CTL_ERROR, &resp);
-	if (rc != 0)
-		return rc;
-	wire_ctl_msg_free(&resp);
-	return m->json ? maglbctl_json_ok() : MAGLBCTL_EXIT_OK;
+	return maglbctl_command(m, &req);
 }
 
 /* -------------------------------------------------------------- reload */

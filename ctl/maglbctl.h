@@ -74,6 +74,12 @@ void maglbctl_table(const struct maglbctl_column *cols, size_t ncols, size_t nro
 int maglbctl_call(struct maglbctl *m, const struct wire_ctl_msg *req,
 		  enum wire_ctl_kind want, struct wire_ctl_msg *resp);
 
+/*
+ * A command answered by an acknowledgement alone: send req, and on success
+ * say ok ({"ok":true} with --json). Returns the exit code.
+ */
+int maglbctl_command(struct maglbctl *m, const struct wire_ctl_msg *req);
+
 /* sync and sync verify (sync.c). */
 int maglbctl_sync(struct maglbctl *m, int argc, char **argv);
 
