@@ -14,7 +14,9 @@
 #     connections keep arriving through A; once C is synced again it holds
 #     every live flow of A, flow by flow, and sync verify agrees;
 #  d. a CPG member sending garbage into the group (tests/tools/cpgjunk):
-#     every syncd counts it, applies none of it and keeps running;
+#     every syncd counts it, applies none of it and keeps running; the same
+#     into the membership group (maglb:/membership): counted as such, and
+#     every node keeps the roles it had;
 #  e. a peer with a different config: C gets a VIP ("web2") that A and B
 #     lack; connections through C to it are refused by A and B (counted as
 #     rejected_vip), never imported.
@@ -248,6 +250,40 @@ check "garbage: every syncd still runs" \
 check "garbage: B holds what it held ($entries_before entries)" \
 	test "$(node_value 2 entries)" -eq "$entries_before"
 check "garbage: sync verify agrees" verify 1
+
+# The same garbage into the membership group: nothing decodes as a node
+# state or health report of a member, so no role moves.
+cluster_counter_sum() {   # NAME: that "cluster" counter of the 3 syncds, summed
+	local i sum=0
+	for i in 1 2 3; do
+		sum=$((sum + $(cluster_syncd_counter "$P" "$i" cluster "$1")))
+	done
+	echo "$sum"
+}
+roles() {
+	local i
+	for i in 1 2 3; do
+		cluster_syncd_ctl "$P" "$i" --json cluster | jq -c '[.members[] | [.id, .role]]'
+	done
+}
+roles_before=$(roles)
+cluster_run "$P" 2 "$LBTOOLS/cpgjunk" --group maglb:/membership --count 20 \
+	>"$dir/junk2.out" || exit 1
+# per node: 20 spoofed senders, 20 sync batches (a kind of the other
+# groups), the other 80 undecodable
+membership_junk_counted() {
+	[ "$(cluster_counter_sum drop_sender)" -ge 60 ] &&
+		[ "$(cluster_counter_sum drop_kind)" -ge 60 ] &&
+		[ "$(cluster_counter_sum drop_decode)" -ge 240 ]
+}
+await_cond 10 membership_junk_counted
+echo "garbage into maglb:/membership: drop_decode $(cluster_counter_sum drop_decode)" \
+	"drop_sender $(cluster_counter_sum drop_sender) drop_kind $(cluster_counter_sum drop_kind)" \
+	"(3 nodes)"
+check "garbage into the membership group: $(cat "$dir/junk2.out"); every syncd counted it" \
+	membership_junk_counted
+check "garbage into the membership group: every node keeps its roles" \
+	test "$(roles)" = "$roles_before"
 
 # ------------------------------------------------------- e. config mismatch
 rejected_before=$(sync_value 1 rejected_vip)

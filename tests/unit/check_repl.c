@@ -431,6 +431,20 @@ START_TEST(test_garbage_and_spoofed_sender)
 	ck_assert_uint_eq(status(1).counters[REPL_DROP_DECODE], 2);    /* junk, empty */
 	ck_assert_uint_eq(status(1).counters[REPL_DROP_SENDER], 1);
 	ck_assert_uint_eq(held(1), 0);
+	/* a membership message belongs to the membership group, not here */
+	{
+		struct wire_sync_msg st = {
+			.kind = WIRE_SYNC_NODE_STATE, .node_id = 1, .seq = 2,
+			.state = { .role = WIRE_ROLE_ACTIVE,
+				   .mode = WIRE_CLUSTER_MODE_ACTIVE_PASSIVE },
+		};
+		uint8_t sbuf[128];
+		size_t slen;
+
+		ck_assert_int_eq(wire_sync_encode(&st, sbuf, sizeof(sbuf), &slen), 0);
+		repl_on_deliver(nodes[1].r, 0, 1, sbuf, slen, now, 0);
+		ck_assert_uint_eq(status(1).counters[REPL_DROP_KIND], 1);
+	}
 	/* truncated at every length: counted, never applied */
 	for (size_t cut = 1; cut < len; cut++)
 		repl_on_deliver(nodes[1].r, 0, 1, buf, cut, now, 0);
