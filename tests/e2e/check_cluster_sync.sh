@@ -270,15 +270,18 @@ roles_before=$(roles)
 cluster_run "$P" 2 "$LBTOOLS/cpgjunk" --group maglb:/membership --count 20 \
 	>"$dir/junk2.out" || exit 1
 # per node: 20 spoofed senders, 20 sync batches (a kind of the other
-# groups), the other 80 undecodable
+# groups), 20 health reports of a backend nobody has, the other 80
+# undecodable
 membership_junk_counted() {
 	[ "$(cluster_counter_sum drop_sender)" -ge 60 ] &&
 		[ "$(cluster_counter_sum drop_kind)" -ge 60 ] &&
+		[ "$(cluster_counter_sum health_unknown)" -ge 60 ] &&
 		[ "$(cluster_counter_sum drop_decode)" -ge 240 ]
 }
 await_cond 10 membership_junk_counted
 echo "garbage into maglb:/membership: drop_decode $(cluster_counter_sum drop_decode)" \
 	"drop_sender $(cluster_counter_sum drop_sender) drop_kind $(cluster_counter_sum drop_kind)" \
+	"health_unknown $(cluster_counter_sum health_unknown)" \
 	"(3 nodes)"
 check "garbage into the membership group: $(cat "$dir/junk2.out"); every syncd counted it" \
 	membership_junk_counted

@@ -12,6 +12,8 @@
  *   - a NEW batch of wire version 2;
  *   - a NEW batch whose sender field names another node (a spoof);
  *   - a NEW batch for a VIP no node has (198.18.99.99:80);
+ *   - a HEALTH report of a backend no node has (198.18.99.99 of
+ *     198.18.1.1:80) down (membership's; on a sync group, a misplaced kind);
  *   - an empty message.
  * It prints one line: "sent M messages" and exits 0, or 1 on a CPG error.
  */
@@ -31,7 +33,7 @@
 
 #include "proto/wire.h"
 
-enum { KINDS = 6, BUF_MAX = 4096 };
+enum { KINDS = 7, BUF_MAX = 4096 };
 
 static cpg_handle_t handle;
 static unsigned int local_node;
@@ -85,6 +87,28 @@ batch(uint8_t *buf, uint32_t node, uint32_t vip)
 		memcpy(f[i].client, &c, 4);
 		memcpy(f[i].backend, &b, 4);
 	}
+	if (wire_sync_encode(&m, buf, BUF_MAX, &len) < 0)
+		return 0;
+	return len;
+}
+
+/* A HEALTH report from node: a backend no node has is down. */
+static size_t
+health(uint8_t *buf, uint32_t node)
+{
+	struct wire_flow f;
+	struct wire_sync_msg m = { .kind = WIRE_SYNC_HEALTH, .node_id = node, .seq = 1,
+				   .generation = 1, .entries = &f, .count = 1 };
+	uint32_t v = htonl(0xc6120101u), b = htonl(0xc6126363u);
+	size_t len = 0;
+
+	memset(&f, 0, sizeof(f));
+	f.family = AF_INET;
+	f.proto = IPPROTO_TCP;
+	f.vip_port = 80;
+	f.backend_family = AF_INET;
+	memcpy(f.vip, &v, 4);
+	memcpy(f.backend, &b, 4);
 	if (wire_sync_encode(&m, buf, BUF_MAX, &len) < 0)
 		return 0;
 	return len;
@@ -147,6 +171,9 @@ main(int argc, char **argv)
 				break;
 			case 4:
 				len = batch(buf, local_node, 0xc6126363u);
+				break;
+			case 5:
+				len = health(buf, local_node);
 				break;
 			default:
 				len = 0;
