@@ -23,7 +23,7 @@
 #include "config/config.h"
 #include "dataplane/core/encap.h"
 #include "dataplane/core/flow_key.h"
-#include "dataplane/core/hash.h"
+#include "lib/hash.h"
 #include "dataplane/core/maglev.h"
 
 struct viptab;

@@ -104,12 +104,18 @@ ipc_client_close(struct ipc_client *c)
 }
 
 static int64_t
-ipc_client_now_ms(void)
+ipc_client_now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t
+ipc_client_now_ms(void)
+{
+	return ipc_client_now_us() / 1000;
 }
 
 /* Milliseconds left before deadline (-1: none), at least 0. */
@@ -305,8 +311,22 @@ enum ipc_async_state {
 struct ipc_async_slot {
 	uint64_t id;
 	uint64_t deadline_ms;
+	unsigned bulk;                  /* its entries in the bulk lane, 0 none */
 	ipc_done_fn done;
 	void *arg;
+};
+
+/*
+ * The bulk lane (ipc_client.h): what is in flight, and the server's time per
+ * entry, measured over the time bulk requests were in flight (the server
+ * had bulk work queued) against the entries it answered meanwhile.
+ */
+struct ipc_async_lane {
+	unsigned requests, entries;     /* bulk in flight */
+	uint64_t mark_us;               /* busy since, or the last answer */
+	uint64_t busy_us;               /* busy time of the current sample */
+	unsigned answered;              /* entries answered in it */
+	uint64_t ns_per_entry;          /* the estimate; 0 none yet */
 };
 
 struct ipc_async {
@@ -329,12 +349,77 @@ struct ipc_async {
 	bool dead;                      /* destroyed: freed at depth 0 */
 	uint64_t next_id;
 	unsigned inflight;
+	struct ipc_async_lane lane;
 	struct ipc_async_slot slots[IPC_ASYNC_WINDOW];
 	struct ipc_async_counters counters;
 	uint8_t *buf;                   /* IPC_MSG_MAX: one message in or out */
 };
 
 static void ipc_async_connect(void *data);
+
+/* Entries the lane may hold now: one sample's worth until measured. */
+static unsigned
+ipc_async_lane_limit(const struct ipc_async_lane *l)
+{
+	uint64_t n;
+
+	if (l->ns_per_entry == 0)
+		return IPC_ASYNC_BULK_SAMPLE;
+	n = (uint64_t)IPC_ASYNC_BULK_AHEAD_MS * 1000000 / l->ns_per_entry;
+	return n < IPC_ASYNC_BULK_ENTRIES_MAX ? (unsigned)n : IPC_ASYNC_BULK_ENTRIES_MAX;
+}
+
+/* Whether a bulk request of entries fits the lane now. */
+static bool
+ipc_async_lane_fits(const struct ipc_async_lane *l, unsigned entries)
+{
+	unsigned limit = ipc_async_lane_limit(l);
+
+	if (l->requests == 0)
+		return true;    /* one of any size: it cannot wait for more room */
+	return l->requests < IPC_ASYNC_BULK_REQUESTS && l->entries <= limit &&
+	       entries <= limit - l->entries;
+}
+
+static void
+ipc_async_lane_sent(struct ipc_async_lane *l, unsigned entries)
+{
+	if (l->requests == 0)
+		l->mark_us = (uint64_t)ipc_client_now_us();
+	l->requests++;
+	l->entries += entries;
+}
+
+/*
+ * A bulk request of entries left the lane, answered (ok) or failed. An
+ * answer closes a stretch of busy time; every IPC_ASYNC_BULK_SAMPLE
+ * entries answered make a sample, which replaces a lower estimate at once
+ * (a server slowing down shrinks the lane now) and moves a higher one
+ * half of the way (it grows back over a few samples).
+ */
+static void
+ipc_async_lane_done(struct ipc_async_lane *l, unsigned entries, bool ok)
+{
+	uint64_t now = (uint64_t)ipc_client_now_us(), sample;
+
+	l->requests--;
+	l->entries -= entries;
+	if (!ok)
+		return;
+	l->busy_us += now - l->mark_us;
+	l->mark_us = now;
+	l->answered += entries;
+	if (l->answered < IPC_ASYNC_BULK_SAMPLE)
+		return;
+	sample = l->busy_us * 1000 / l->answered;
+	sample = sample > 0 ? sample : 1;
+	if (l->ns_per_entry == 0 || sample > l->ns_per_entry)
+		l->ns_per_entry = sample;
+	else
+		l->ns_per_entry = (l->ns_per_entry + sample) / 2;
+	l->busy_us = 0;
+	l->answered = 0;
+}
 
 static uint64_t
 ipc_async_now_ms(void)
@@ -397,6 +482,8 @@ ipc_async_finish(struct ipc_async *a, struct ipc_async_slot *slot, int rc,
 
 	slot->id = 0;
 	a->inflight--;
+	if (s.bulk > 0)
+		ipc_async_lane_done(&a->lane, s.bulk, rc == 0);
 	s.done(s.arg, rc, m);
 }
 
@@ -691,6 +778,7 @@ ipc_async_on_connect(int32_t fd, int32_t revents, void *data)
 		goto out;
 	}
 	a->state = IPC_ASYNC_UP;
+	a->lane = (struct ipc_async_lane){ 0 };    /* measure this server afresh */
 	a->counters.counts[IPC_ASYNC_CONNECTS]++;
 	if (a->attempts > 0 || a->counters.counts[IPC_ASYNC_CONNECTS] > 1)
 		qb_log(LOG_NOTICE, "ipc %s: connected after %u failed attempt(s)",
@@ -811,18 +899,33 @@ ipc_async_destroy(struct ipc_async *a)
 	ipc_async_leave(a);
 }
 
+unsigned
+ipc_async_bulk_entries(const struct wire_ctl_msg *req)
+{
+	if (req->kind != WIRE_CTL_IMPORT_BATCH)
+		return 0;
+	return req->flows.count > 0 && req->flows.count < UINT_MAX ?
+	       (unsigned)req->flows.count : 1;
+}
+
 int
 ipc_async_send(struct ipc_async *a, const struct wire_ctl_msg *req,
 	       ipc_done_fn done, void *done_arg)
 {
 	struct ipc_async_slot *slot;
 	struct wire_ctl_msg m;
+	unsigned bulk;
 	ssize_t n, sent;
 
 	if (done == NULL || req == NULL)
 		return -EINVAL;
 	if (a->dead || a->state != IPC_ASYNC_UP || a->fail_armed)
 		return -ENOTCONN;
+	bulk = ipc_async_bulk_entries(req);
+	if (bulk > 0 && !ipc_async_lane_fits(&a->lane, bulk)) {
+		a->counters.counts[IPC_ASYNC_BULK_AGAIN]++;
+		return -EAGAIN;
+	}
 	slot = NULL;
 	for (unsigned i = 0; i < IPC_ASYNC_WINDOW && slot == NULL; i++)
 		if (a->slots[i].id == 0)
@@ -855,8 +958,11 @@ ipc_async_send(struct ipc_async *a, const struct wire_ctl_msg *req,
 		.deadline_ms = ipc_async_now_ms() + IPC_ASYNC_TIMEOUT_MS,
 		.done = done,
 		.arg = done_arg,
+		.bulk = bulk,
 	};
 	a->inflight++;
+	if (bulk > 0)
+		ipc_async_lane_sent(&a->lane, bulk);
 	a->counters.counts[IPC_ASYNC_REQUESTS]++;
 	ipc_async_rearm(a, false);
 	return 0;
@@ -872,6 +978,18 @@ unsigned
 ipc_async_inflight(const struct ipc_async *a)
 {
 	return a->inflight;
+}
+
+unsigned
+ipc_async_bulk_inflight(const struct ipc_async *a)
+{
+	return a->lane.entries;
+}
+
+unsigned
+ipc_async_bulk_limit(const struct ipc_async *a)
+{
+	return ipc_async_lane_limit(&a->lane);
 }
 
 const char *

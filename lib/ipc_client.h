@@ -134,11 +134,47 @@ const char *ipc_strerror(int rc, const char *service, char *buf, size_t len);
  * flows to a server acking them: send to done() median 0.54 ms, p99
  * 0.9-1.7 ms, on 2 cores with a load average of 11.
  *
+ * The bulk lane. The server answers one connection's requests in order, so
+ * a request waits for all the work sent before it. Requests that carry
+ * entries (IMPORT_BATCH: ipc_async_bulk_entries()) are bulk, and only about
+ * IPC_ASYNC_BULK_AHEAD_MS of the server's work of them is in flight at
+ * once: the lane measures the server's time per entry (the time bulk
+ * requests were in flight over the entries answered meanwhile, one sample
+ * per IPC_ASYNC_BULK_SAMPLE entries; a slower sample counts at once, a
+ * faster one half; afresh on every connection) and holds that many entries
+ * (ipc_async_bulk_limit()): IPC_ASYNC_BULK_SAMPLE until the first sample,
+ * never more than IPC_ASYNC_BULK_ENTRIES_MAX nor IPC_ASYNC_BULK_REQUESTS
+ * requests. One bulk request of any size goes when none is in flight. A
+ * bulk send past the lane returns -EAGAIN (counted in BULK_AGAIN). Other
+ * requests (STATUS, OWNERSHIP_SET, DUMP_REQUEST...) keep the rest of the
+ * window, and wait for that much bulk work at most.
+ *
+ * What bounds it: syncd takes a STATUS unanswered for 120 ms for a dead
+ * dataplane (PING_DEAD_MS), and the dataplane's control thread spends
+ * 1.5-2.5 us an imported entry with a core of its own, 10-70 us of wall
+ * time on contended cores (an IMPORT_BATCH of 4096 entries: 6-10 ms; 40-290
+ * ms on 2 shared cores at a load average of 10-14). No fixed number of
+ * entries is both enough to keep it busy and little enough to answer a
+ * STATUS in time. 40 ms of measured work leave two thirds of the deadline
+ * to scheduling, and are four IMPORT_BATCH of 4096 at 2 us an entry, two
+ * at 4.3 us (an ASan+UBSan build), so that the dataplane serves one while
+ * the next waits, and one on contended cores: syncd's IMPORT_BATCH of 4096
+ * are then the floor, and one can still take longer than the deadline
+ * where the dataplane gets little CPU. The cap, 16384 entries (about 620
+ * KB of IPv4 entries), keeps bulk from filling the 1 MiB request ring,
+ * where a STATUS would find no room. Without the lane, a full window of
+ * IMPORT_BATCH put as much as that ring holds (about 27000 entries) ahead
+ * of a STATUS.
+ *
  * Callbacks run on the loop's thread, never from inside ipc_async_send()
  * or ipc_async_create(); any of them may send, and may destroy the client.
  */
 enum {
 	IPC_ASYNC_WINDOW = 64,          /* requests in flight at most */
+	IPC_ASYNC_BULK_AHEAD_MS = 40,   /* bulk work in flight, measured */
+	IPC_ASYNC_BULK_ENTRIES_MAX = 16384, /* bulk entries in flight at most */
+	IPC_ASYNC_BULK_REQUESTS = IPC_ASYNC_WINDOW / 2, /* bulk requests at most */
+	IPC_ASYNC_BULK_SAMPLE = 4096,   /* entries answered per sample */
 	IPC_ASYNC_TIMEOUT_MS = 5000,    /* per request */
 	IPC_ASYNC_RETRY_MIN_MS = 100,   /* first reconnect delay */
 	IPC_ASYNC_RETRY_MAX_MS = 5000,  /* delays double up to this */
@@ -183,6 +219,7 @@ typedef void (*ipc_done_fn)(void *arg, int rc, const struct wire_ctl_msg *resp);
 	X(TIMEOUTS, timeouts, "requests unanswered in time: -ETIMEDOUT") \
 	X(ABORTED, aborted, "requests failed by a lost connection: -ENOTCONN") \
 	X(SEND_AGAIN, send_again, "sends refused: window or request ring full") \
+	X(BULK_AGAIN, bulk_again, "bulk sends refused: the bulk lane full") \
 	X(EVENTS, events, "events passed to the event callback") \
 	X(LATE, late, "answers to no request in flight (timed out): ignored") \
 	X(BAD_MESSAGES, bad_messages, "messages that did not decode: dropped")
@@ -217,7 +254,8 @@ void ipc_async_destroy(struct ipc_async *a);
  * Queue req (its version and request_id are set here) to the server;
  * done(done_arg, ...) follows exactly once, from the loop (unless this
  * returns an error). Never blocks. Returns 0 queued to the server;
- * -EAGAIN window or request ring full (caller keeps it, retries later);
+ * -EAGAIN window, bulk lane or request ring full (caller keeps it,
+ * retries later: the bulk lane frees as answers come, before their done());
  * -ENOTCONN; -EMSGSIZE; -EINVAL (req does not encode, done is NULL).
  */
 int ipc_async_send(struct ipc_async *a, const struct wire_ctl_msg *req,
@@ -228,6 +266,19 @@ bool ipc_async_connected(const struct ipc_async *a);
 
 /* Requests sent and not yet answered, timed out or failed. */
 unsigned ipc_async_inflight(const struct ipc_async *a);
+
+/* Entries of the bulk requests in flight (see the bulk lane above). */
+unsigned ipc_async_bulk_inflight(const struct ipc_async *a);
+
+/*
+ * The entries the bulk lane holds at most now, from the server's measured
+ * time per entry (IPC_ASYNC_BULK_SAMPLE until measured); one bulk request
+ * of any size goes when none is in flight.
+ */
+unsigned ipc_async_bulk_limit(const struct ipc_async *a);
+
+/* The entries req carries as a bulk request: 0 when it is not bulk. */
+unsigned ipc_async_bulk_entries(const struct wire_ctl_msg *req);
 
 /* The service a speaks to. */
 const char *ipc_async_service(const struct ipc_async *a);

@@ -9,7 +9,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 
-#include "dataplane/core/hash.h"
+#include "lib/hash.h"
 #include "syncd/catalog.h"
 
 enum {

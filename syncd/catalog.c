@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 
 #include "config/config.h"
-#include "dataplane/core/hash.h"
+#include "lib/hash.h"
 
 struct catalog {
 	uint16_t n_vips, n_groups;

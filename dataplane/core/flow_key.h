@@ -21,7 +21,7 @@
 #include <assert.h>
 #include <stdint.h>
 
-#include "dataplane/core/hash.h"
+#include "lib/hash.h"
 
 enum flow_family {
 	FLOW_FAMILY_IPV4 = 4,

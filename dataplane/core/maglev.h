@@ -28,7 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "dataplane/core/hash.h"
+#include "lib/hash.h"
 
 #define MAGLEV_BACKENDS_MAX 4096u
 #define MAGLEV_WEIGHT_MAX 1000u

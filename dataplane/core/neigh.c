@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataplane/core/hash.h"
+#include "lib/hash.h"
 
 const char *const neigh_state_names[NEIGH_STATE_MAX] = {
 	[NEIGH_INCOMPLETE] = "incomplete",

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "dataplane/core/flow_key.h"
-#include "dataplane/core/hash.h"
+#include "lib/hash.h"
 #include "dataplane/core/maglev.h"
 
 #define NAME_LEN 40

@@ -1,17 +1,24 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * SipHash (Aumasson and Bernstein), the one keyed hash of maglb.
+ * SipHash (Aumasson and Bernstein), the hash every node of a cluster must
+ * compute alike, shared by the dataplane and syncd (neither owns it).
  *
- * Every node must compute the same hashes, so these are fixed functions with
- * documented keys, not whatever the platform offers:
- *  - SipHash-2-4 names a Maglev backend (offset and skip, see maglev.h);
- *  - SipHash-1-3 hashes a packet's flow (see flow_key.h), keyed by the
- *    cluster's hash seed so that outsiders cannot aim flows at a backend.
+ * These are fixed functions with documented keys, not whatever the
+ * platform offers:
+ *  - SipHash-2-4 names a Maglev backend (offset and skip, see
+ *    dataplane/core/maglev.h);
+ *  - SipHash-1-3 hashes a packet's flow (see dataplane/core/flow_key.h),
+ *    keyed by the cluster's hash seed so that outsiders cannot aim flows at
+ *    a backend;
+ *  - syncd's catalog digests and its cache's chains (keyed at random per
+ *    process) use SipHash-2-4 too.
+ * Tables local to one process may key a hash of their own (a worker's flow
+ * table does: dataplane/core/flowtab.c).
  * Words are read little-endian, as the reference implementation does, so the
  * results are the reference SipHash values on every architecture.
  */
-#ifndef MAGLB_DATAPLANE_HASH_H
-#define MAGLB_DATAPLANE_HASH_H
+#ifndef MAGLB_LIB_HASH_H
+#define MAGLB_LIB_HASH_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -110,4 +117,4 @@ hash_sip13_words(const struct hash_key *key, const uint64_t *w, unsigned n)
 void hash_sip13_2w_burst(const struct hash_key *key, const uint64_t *w0, const uint64_t *w1,
 			 uint32_t n, uint64_t *out);
 
-#endif /* MAGLB_DATAPLANE_HASH_H */
+#endif /* MAGLB_LIB_HASH_H */
