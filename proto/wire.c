@@ -35,7 +35,8 @@ const char *const wire_drop_descriptions[WIRE_DROP_MAX] = {
 #undef WIRE_DROP_TEXT_
 };
 
-int wire_drop_count(struct wire_counters *c, enum wire_drop why)
+int
+wire_drop_count(struct wire_counters *c, enum wire_drop why)
 {
 	assert(why < WIRE_DROP_MAX);
 	if (c != NULL)
@@ -52,7 +53,8 @@ int wire_drop_count(struct wire_counters *c, enum wire_drop why)
 	}
 }
 
-size_t wire_addr_len(unsigned int family)
+size_t
+wire_addr_len(unsigned int family)
 {
 	switch (family) {
 	case AF_INET:
@@ -64,7 +66,8 @@ size_t wire_addr_len(unsigned int family)
 	}
 }
 
-uint8_t wire_addr_family(size_t len)
+uint8_t
+wire_addr_family(size_t len)
 {
 	switch (len) {
 	case 4:
@@ -76,14 +79,16 @@ uint8_t wire_addr_family(size_t len)
 	}
 }
 
-void wire_addr_copy(uint8_t dst[WIRE_ADDR_MAX], const ProtobufCBinaryData *src)
+void
+wire_addr_copy(uint8_t dst[WIRE_ADDR_MAX], const ProtobufCBinaryData *src)
 {
 	memset(dst, 0, WIRE_ADDR_MAX);
 	if (src->len > 0 && src->len <= WIRE_ADDR_MAX)
 		memcpy(dst, src->data, src->len);
 }
 
-ProtobufCBinaryData wire_addr_to_pb(unsigned int family, const uint8_t *addr)
+ProtobufCBinaryData
+wire_addr_to_pb(unsigned int family, const uint8_t *addr)
 {
 	/* protobuf-c's bytes are not const; packing only reads them. */
 	return (ProtobufCBinaryData){
@@ -92,17 +97,20 @@ ProtobufCBinaryData wire_addr_to_pb(unsigned int family, const uint8_t *addr)
 	};
 }
 
-bool wire_string_fits(const char *s, size_t size)
+bool
+wire_string_fits(const char *s, size_t size)
 {
 	return s == NULL || strnlen(s, size) < size;
 }
 
-bool wire_string_terminated(const char *s, size_t size)
+bool
+wire_string_terminated(const char *s, size_t size)
 {
 	return memchr(s, '\0', size) != NULL;
 }
 
-void wire_string_copy(char *dst, size_t size, const char *src)
+void
+wire_string_copy(char *dst, size_t size, const char *src)
 {
 	size_t n = src != NULL ? strnlen(src, size - 1) : 0;
 
@@ -111,18 +119,21 @@ void wire_string_copy(char *dst, size_t size, const char *src)
 	memset(dst + n, 0, size - n);
 }
 
-bool wire_proto_ok(unsigned int proto)
+bool
+wire_proto_ok(unsigned int proto)
 {
 	return proto == IPPROTO_TCP || proto == IPPROTO_UDP;
 }
 
-static bool addr_len_ok(size_t len)
+static bool
+addr_len_ok(size_t len)
 {
 	return wire_addr_family(len) != 0;
 }
 
-bool wire_flow_check(const Maglb__Sync__Flow *pb, bool need_backend,
-		     enum wire_drop *why)
+bool
+wire_flow_check(const Maglb__Sync__Flow *pb, bool need_backend,
+		enum wire_drop *why)
 {
 	if (pb == NULL || !addr_len_ok(pb->vip.len) ||
 	    pb->client.len != pb->vip.len ||
@@ -142,8 +153,9 @@ bool wire_flow_check(const Maglb__Sync__Flow *pb, bool need_backend,
 	return true;
 }
 
-bool wire_flows_check(Maglb__Sync__Flow *const *pbs, size_t n,
-		      enum wire_drop *why)
+bool
+wire_flows_check(Maglb__Sync__Flow *const *pbs, size_t n,
+		 enum wire_drop *why)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!wire_flow_check(pbs[i], true, why))
@@ -151,7 +163,8 @@ bool wire_flows_check(Maglb__Sync__Flow *const *pbs, size_t n,
 	return true;
 }
 
-void wire_flow_from_pb(const Maglb__Sync__Flow *pb, struct wire_flow *f)
+void
+wire_flow_from_pb(const Maglb__Sync__Flow *pb, struct wire_flow *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->family = wire_addr_family(pb->vip.len);
@@ -167,7 +180,8 @@ void wire_flow_from_pb(const Maglb__Sync__Flow *pb, struct wire_flow *f)
 	wire_addr_copy(f->backend, &pb->backend);
 }
 
-void wire_flow_to_pb(const struct wire_flow *f, Maglb__Sync__Flow *pb)
+void
+wire_flow_to_pb(const struct wire_flow *f, Maglb__Sync__Flow *pb)
 {
 	*pb = (Maglb__Sync__Flow)MAGLB__SYNC__FLOW__INIT;
 	pb->vip = wire_addr_to_pb(f->family, f->vip);
@@ -181,7 +195,8 @@ void wire_flow_to_pb(const struct wire_flow *f, Maglb__Sync__Flow *pb)
 	pb->origin = f->origin;
 }
 
-bool wire_flow_is_valid(const struct wire_flow *f)
+bool
+wire_flow_is_valid(const struct wire_flow *f)
 {
 	Maglb__Sync__Flow pb;
 	enum wire_drop why;
@@ -191,7 +206,8 @@ bool wire_flow_is_valid(const struct wire_flow *f)
 	return wire_flow_check(&pb, true, &why);
 }
 
-static size_t varint_size(size_t v)
+static size_t
+varint_size(size_t v)
 {
 	size_t n = 1;
 
@@ -202,7 +218,8 @@ static size_t varint_size(size_t v)
 	return n;
 }
 
-size_t wire_flow_encoded_size(const struct wire_flow *f)
+size_t
+wire_flow_encoded_size(const struct wire_flow *f)
 {
 	Maglb__Sync__Flow pb;
 	enum wire_drop why;
@@ -216,7 +233,8 @@ size_t wire_flow_encoded_size(const struct wire_flow *f)
 	return 1 + varint_size(size) + size;
 }
 
-void **wire_pb_array_new(size_t n, size_t size, const void *init)
+void **
+wire_pb_array_new(size_t n, size_t size, const void *init)
 {
 	void **ptrs;
 	uint8_t *items;
@@ -239,7 +257,8 @@ void **wire_pb_array_new(size_t n, size_t size, const void *init)
 	return ptrs;
 }
 
-Maglb__Sync__Flow **wire_flows_to_pb(const struct wire_flow *f, size_t n)
+Maglb__Sync__Flow **
+wire_flows_to_pb(const struct wire_flow *f, size_t n)
 {
 	static const Maglb__Sync__Flow init = MAGLB__SYNC__FLOW__INIT;
 	Maglb__Sync__Flow **pbs;
@@ -252,8 +271,9 @@ Maglb__Sync__Flow **wire_flows_to_pb(const struct wire_flow *f, size_t n)
 	return pbs;
 }
 
-int wire_flows_from_pb(Maglb__Sync__Flow *const *pbs, size_t n,
-		       struct wire_flow **out)
+int
+wire_flows_from_pb(Maglb__Sync__Flow *const *pbs, size_t n,
+		   struct wire_flow **out)
 {
 	struct wire_flow *f = NULL;
 
@@ -268,8 +288,9 @@ int wire_flows_from_pb(Maglb__Sync__Flow *const *pbs, size_t n,
 	return 0;
 }
 
-int wire_pb_pack(const ProtobufCMessage *msg, uint8_t *buf, size_t len,
-		 size_t *out_len)
+int
+wire_pb_pack(const ProtobufCMessage *msg, uint8_t *buf, size_t len,
+	     size_t *out_len)
 {
 	size_t size = protobuf_c_message_get_packed_size(msg);
 

@@ -39,8 +39,19 @@ enum {
 	WIRE_FLOW_ESTABLISHED = 1u << 0, /* TCP: the client sent more than a SYN */
 	WIRE_FLOW_CLOSING = 1u << 1,     /* TCP: the client sent a FIN or a RST */
 	WIRE_FLOW_FROM_PEER = 1u << 2,   /* learnt from a peer, not made here */
-	WIRE_FLOW_FLAGS_ALL = (1u << 3) - 1,
+	WIRE_FLOW_FLAGS_ALL = (1u << 3) - 1,  /* the bits sync messages carry */
+	/*
+	 * Control only, in dumps and lookups: the dataplane's entry is
+	 * provisional, Maglev's guess for a flow first seen mid-stream that a
+	 * peer's entry may still replace (dataplane/README.md). Sync messages
+	 * and export or import batches never carry it.
+	 */
+	WIRE_FLOW_PROVISIONAL = 1u << 3,
+	WIRE_FLOW_FLAG_BITS = 4,
 };
+
+/* "established", "closing", "from-peer", "provisional": bit i's name. */
+extern const char *const wire_flow_flag_names[WIRE_FLOW_FLAG_BITS];
 
 /*
  * One connection entry: the full key, the backend, what is left of its idle
@@ -288,6 +299,10 @@ enum wire_ctl_kind {
 	WIRE_CTL_CLUSTER_REQUEST,       /* no body (to syncd) */
 	WIRE_CTL_CLUSTER_STATUS,        /* cluster */
 	WIRE_CTL_CLUSTER_STANDBY,       /* cluster_standby (to syncd) */
+	WIRE_CTL_SYNC_STATUS_REQUEST,   /* no body (to syncd) */
+	WIRE_CTL_SYNC_STATUS,           /* sync_status */
+	WIRE_CTL_BFD_STATUS_REQUEST,    /* no body (to the dataplane) */
+	WIRE_CTL_BFD_STATUS,            /* bfd_status */
 	WIRE_CTL_KIND_MAX
 };
 
@@ -348,6 +363,7 @@ struct wire_ctl_status {
 	uint64_t flows_local;       /* in the workers' tables */
 	uint64_t flows_synced;      /* in the table synced from peers */
 	uint64_t maglev_digest;     /* every VIP's Maglev table, combined */
+	bool serving;               /* should get traffic (wire_ctl_ownership) */
 };
 
 struct wire_ctl_counters_request {
@@ -430,6 +446,7 @@ struct wire_ctl_ownership {
 	bool announce;              /* gratuitous ARP / unsolicited NA */
 	uint32_t lease_ms;          /* VIPs taken stay owned this long unless
 				     * renewed; 0 no lease */
+	bool serving;               /* should get traffic, for lease_ms too */
 };
 
 struct wire_ctl_lookup {
@@ -517,6 +534,128 @@ struct wire_ctl_cluster_standby {
 	bool on;
 };
 
+enum {
+	WIRE_SYNC_MEMBERS_MAX = 64,     /* members of a group a status lists */
+};
+
+/* One sync group, in SYNC_STATUS. */
+struct wire_ctl_sync_group {
+	char name[WIRE_NAME_MAX];
+	char state[WIRE_NAME_MAX];  /* syncd's name of the group's state */
+	uint32_t members[WIRE_SYNC_MEMBERS_MAX];  /* node ids, >= 1 */
+	uint32_t n_members;
+	uint32_t donor;             /* resyncing: the member asked; else 0 */
+	uint64_t entries_own;       /* held, made by this node's dataplane */
+	uint64_t entries_peers;     /* held, from peers */
+	uint64_t digest;            /* of the entries held */
+	uint32_t send_queue;        /* messages waiting for CPG */
+	uint64_t entries_sent;
+	uint64_t entries_received;
+	uint64_t imported;          /* acknowledged by the dataplane */
+	uint64_t rejected;          /* peers' entries refused, every reason */
+	uint64_t dropped;           /* lost, every reason */
+	uint64_t resyncs;           /* completed */
+	uint64_t resync_last_ms;    /* the last complete one took */
+	uint64_t resync_entries_received;  /* in every resync, as requester */
+	uint32_t self_lag_p50_us, self_lag_p99_us;      /* export -> own delivery */
+	uint32_t import_lag_p50_us, import_lag_p99_us;  /* peer's export -> import ack */
+};
+
+/* A drop or refusal that happened (count >= 1), by reason. */
+struct wire_ctl_sync_drop {
+	char group[WIRE_NAME_MAX];  /* "" the node's */
+	char reason[WIRE_NAME_MAX]; /* the counter's name */
+	uint64_t count;
+};
+
+/* SYNC_STATUS: replication as syncd sees it. */
+struct wire_ctl_sync_status {
+	uint32_t node_id;           /* >= 1 */
+	bool synced;                /* every group and the dataplane */
+	bool dataplane_connected;
+	bool dataplane_synced;      /* it acknowledged every entry held */
+	uint64_t entries;           /* held, every group */
+	uint64_t cache_bytes;
+	uint64_t import_queue;      /* entries waiting for the dataplane */
+	uint64_t export_entries;    /* the dataplane exported to syncd */
+	struct wire_ctl_sync_group *groups;
+	size_t n_groups;
+	struct wire_ctl_sync_drop *drops;
+	size_t n_drops;
+};
+
+/*
+ * A BFD session's state and diagnostic: RFC 5880 4.1's values, which are
+ * control.proto's too (its BfdState has no UNSPECIFIED: RFC 5880's 0,
+ * AdminDown, is a real state). Decoders refuse a value they do not know
+ * (BAD_ENUM), as for every enum of control.proto.
+ */
+enum wire_bfd_state {
+	WIRE_BFD_STATE_ADMIN_DOWN = 0,
+	WIRE_BFD_STATE_DOWN,
+	WIRE_BFD_STATE_INIT,
+	WIRE_BFD_STATE_UP,
+	WIRE_BFD_STATE_MAX
+};
+
+enum wire_bfd_diag {
+	WIRE_BFD_DIAG_NONE = 0,
+	WIRE_BFD_DIAG_DETECT_EXPIRED,       /* control detection time expired */
+	WIRE_BFD_DIAG_ECHO_FAILED,          /* echo function failed */
+	WIRE_BFD_DIAG_NEIGHBOR_DOWN,        /* neighbor signaled session down */
+	WIRE_BFD_DIAG_FORWARDING_RESET,     /* forwarding plane reset */
+	WIRE_BFD_DIAG_PATH_DOWN,
+	WIRE_BFD_DIAG_CONCAT_PATH_DOWN,     /* concatenated path down */
+	WIRE_BFD_DIAG_ADMIN_DOWN,           /* administratively down */
+	WIRE_BFD_DIAG_REVERSE_CONCAT_PATH_DOWN,
+	WIRE_BFD_DIAG_MAX
+};
+
+/*
+ * "AdminDown", "Down", "Init", "Up": the names BIRD and FRR show.
+ * "none", "detect-expired", "echo-failed", "neighbor-down",
+ * "forwarding-reset", "path-down", "concat-path-down", "admin-down",
+ * "reverse-concat-path-down".
+ */
+extern const char *const wire_bfd_state_names[WIRE_BFD_STATE_MAX];
+extern const char *const wire_bfd_diag_names[WIRE_BFD_DIAG_MAX];
+
+/* One BFD session of the dataplane, with a router. */
+struct wire_ctl_bfd_session {
+	uint8_t family;             /* AF_INET or AF_INET6: peer and local */
+	uint8_t peer[WIRE_ADDR_MAX];    /* the router */
+	uint8_t local[WIRE_ADDR_MAX];   /* this node's address it runs from */
+	enum wire_bfd_state state;
+	enum wire_bfd_diag local_diag;  /* why this side last left Up */
+	enum wire_bfd_diag remote_diag; /* the peer's, from its last packet */
+	uint32_t local_discriminator;
+	uint32_t remote_discriminator;  /* 0 until the peer's is known */
+	uint32_t tx_interval_us;    /* negotiated: what this side sends at */
+	uint32_t detect_time_us;    /* how long this side waits for the peer */
+	uint32_t multiplier;        /* this side's detect multiplier */
+	uint32_t remote_multiplier; /* 0 until the peer's is known */
+	uint64_t state_age_ms;      /* time in the current state */
+	uint64_t packets_in;        /* accepted */
+	uint64_t packets_out;
+	uint64_t state_changes;
+	bool authenticated;         /* keyed SHA-1 */
+};
+
+/* Packets dropped before a session took them, by reason (0 too). */
+struct wire_ctl_bfd_drop {
+	char reason[WIRE_NAME_MAX]; /* the dataplane's counter name */
+	uint64_t count;
+};
+
+/* BFD_STATUS: the dataplane's sessions with the routers. */
+struct wire_ctl_bfd_status {
+	bool serving;               /* as wire_ctl_status: sessions Up only then */
+	struct wire_ctl_bfd_session *sessions;
+	size_t n_sessions;
+	struct wire_ctl_bfd_drop *drops;
+	size_t n_drops;
+};
+
 struct wire_ctl_error {
 	int code;                   /* positive errno; 0 acknowledges success */
 	char message[WIRE_TEXT_MAX];
@@ -548,6 +687,8 @@ struct wire_ctl_msg {
 		struct wire_ctl_sync_verify sync_verify;
 		struct wire_ctl_cluster cluster;
 		struct wire_ctl_cluster_standby cluster_standby;
+		struct wire_ctl_sync_status sync_status;
+		struct wire_ctl_bfd_status bfd_status;
 	};
 };
 
@@ -566,8 +707,8 @@ size_t wire_ctl_encoded_size(const struct wire_ctl_msg *m);
 /*
  * Decode and validate buf (len bytes) into *m. On success returns 0; the
  * arrays of m (counters, vip_list, ownership, dump, flows, sync_verify,
- * cluster) are then allocated with malloc, NULL when empty, and the caller
- * releases them with wire_ctl_msg_free(). On failure returns -errno as
+ * cluster, sync_status, bfd_status) are then allocated with malloc, NULL
+ * when empty, and the caller releases them with wire_ctl_msg_free(). On failure returns -errno as
  * wire_sync_decode() does (BAD_STRING and BAD_ENUM give -EBADMSG), bumps
  * exactly one counter of c (may be NULL), allocates nothing and leaves *m
  * untouched.

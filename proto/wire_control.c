@@ -11,6 +11,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,14 @@ const char *const wire_ctl_kind_names[WIRE_CTL_KIND_MAX] = {
 	[WIRE_CTL_CLUSTER_REQUEST] = "cluster-request",
 	[WIRE_CTL_CLUSTER_STATUS] = "cluster-status",
 	[WIRE_CTL_CLUSTER_STANDBY] = "cluster-standby",
+	[WIRE_CTL_SYNC_STATUS_REQUEST] = "sync-status-request",
+	[WIRE_CTL_SYNC_STATUS] = "sync-status",
+	[WIRE_CTL_BFD_STATUS_REQUEST] = "bfd-status-request",
+	[WIRE_CTL_BFD_STATUS] = "bfd-status",
+};
+
+const char *const wire_flow_flag_names[WIRE_FLOW_FLAG_BITS] = {
+	"established", "closing", "from-peer", "provisional",
 };
 
 const char *const wire_backend_state_names[WIRE_BACKEND_STATE_MAX] = {
@@ -68,7 +77,27 @@ const char *const wire_flow_event_names[WIRE_FLOW_EVENT_MAX] = {
 	[WIRE_FLOW_EVENT_CLOSE] = "close",
 };
 
-bool wire_ctl_kind_is_request(enum wire_ctl_kind kind)
+const char *const wire_bfd_state_names[WIRE_BFD_STATE_MAX] = {
+	[WIRE_BFD_STATE_ADMIN_DOWN] = "AdminDown",
+	[WIRE_BFD_STATE_DOWN] = "Down",
+	[WIRE_BFD_STATE_INIT] = "Init",
+	[WIRE_BFD_STATE_UP] = "Up",
+};
+
+const char *const wire_bfd_diag_names[WIRE_BFD_DIAG_MAX] = {
+	[WIRE_BFD_DIAG_NONE] = "none",
+	[WIRE_BFD_DIAG_DETECT_EXPIRED] = "detect-expired",
+	[WIRE_BFD_DIAG_ECHO_FAILED] = "echo-failed",
+	[WIRE_BFD_DIAG_NEIGHBOR_DOWN] = "neighbor-down",
+	[WIRE_BFD_DIAG_FORWARDING_RESET] = "forwarding-reset",
+	[WIRE_BFD_DIAG_PATH_DOWN] = "path-down",
+	[WIRE_BFD_DIAG_CONCAT_PATH_DOWN] = "concat-path-down",
+	[WIRE_BFD_DIAG_ADMIN_DOWN] = "admin-down",
+	[WIRE_BFD_DIAG_REVERSE_CONCAT_PATH_DOWN] = "reverse-concat-path-down",
+};
+
+bool
+wire_ctl_kind_is_request(enum wire_ctl_kind kind)
 {
 	switch (kind) {
 	case WIRE_CTL_STATUS_REQUEST:
@@ -84,6 +113,8 @@ bool wire_ctl_kind_is_request(enum wire_ctl_kind kind)
 	case WIRE_CTL_SYNC_VERIFY_REQUEST:
 	case WIRE_CTL_CLUSTER_REQUEST:
 	case WIRE_CTL_CLUSTER_STANDBY:
+	case WIRE_CTL_SYNC_STATUS_REQUEST:
+	case WIRE_CTL_BFD_STATUS_REQUEST:
 		return true;
 	default:
 		return false;
@@ -102,18 +133,32 @@ static_assert((int)MAGLB__CONTROL__FLOW_TABLE__FLOW_TABLE_MAGLEV ==
 	      WIRE_FLOW_TABLE_MAGLEV + 1, "enum order as in control.proto");
 static_assert((int)MAGLB__CONTROL__FLOW_EVENT__FLOW_EVENT_CLOSE ==
 	      WIRE_FLOW_EVENT_CLOSE + 1, "enum order as in control.proto");
+/* But BfdState and BfdDiag: RFC 5880's values, where 0 is a real one. */
+static_assert((int)MAGLB__CONTROL__BFD_STATE__BFD_STATE_UP == WIRE_BFD_STATE_UP &&
+	      (int)MAGLB__CONTROL__BFD_DIAG__BFD_DIAG_REVERSE_CONCAT_PATH_DOWN ==
+	      WIRE_BFD_DIAG_REVERSE_CONCAT_PATH_DOWN, "RFC 5880 4.1's values");
 
-static int enum_to_pb(unsigned int value, unsigned int max)
+static int
+enum_to_pb(unsigned int value, unsigned int max)
 {
 	return value < max ? (int)value + 1 : 0;
 }
 
-static bool enum_pb_ok(int value, unsigned int max)
+static bool
+enum_pb_ok(int value, unsigned int max)
 {
 	return value >= 1 && (unsigned int)value <= max;
 }
 
-static bool fail(enum wire_drop *why, enum wire_drop reason)
+/* An enum whose protobuf value is ours (0 is valid). */
+static bool
+enum_same_ok(int value, unsigned int max)
+{
+	return value >= 0 && (unsigned int)value < max;
+}
+
+static bool
+fail(enum wire_drop *why, enum wire_drop reason)
 {
 	*why = reason;
 	return false;
@@ -123,7 +168,6 @@ static bool fail(enum wire_drop *why, enum wire_drop reason)
 struct ctl_pb {
 	Maglb__Control__Envelope env;
 	union {
-		Maglb__Control__StatusRequest status_request;
 		Maglb__Control__StatusResponse status;
 		Maglb__Control__CountersRequest counters_request;
 		Maglb__Control__CountersResponse counters;
@@ -142,16 +186,18 @@ struct ctl_pb {
 		Maglb__Control__Error error;
 		Maglb__Control__SyncVerifyRequest sync_verify_request;
 		Maglb__Control__SyncVerifyResult sync_verify;
-		Maglb__Control__ClusterRequest cluster_request;
 		Maglb__Control__ClusterStatus cluster;
 		Maglb__Control__ClusterStandby cluster_standby;
+		Maglb__Control__SyncStatus sync_status;
+		Maglb__Control__BfdStatus bfd_status;
 	} body;
 	Maglb__Sync__Flow flow;     /* lookups */
 	void **arrays[2];           /* allocated */
 };
 
 /* Point a protobuf-c string at a C array that must hold its NUL. */
-static int string_to_pb(const char *s, size_t size, char **out)
+static int
+string_to_pb(const char *s, size_t size, char **out)
 {
 	if (!wire_string_terminated(s, size))
 		return -EINVAL;
@@ -161,8 +207,9 @@ static int string_to_pb(const char *s, size_t size, char **out)
 }
 
 /* p->arrays[slot] = n messages copied from init; -ENOMEM. */
-static int array_to_pb(struct ctl_pb *p, int slot, size_t n, size_t size,
-		       const void *init, const void *items)
+static int
+array_to_pb(struct ctl_pb *p, int slot, size_t n, size_t size,
+	    const void *init, const void *items)
 {
 	if (n == 0)
 		return 0;
@@ -173,22 +220,105 @@ static int array_to_pb(struct ctl_pb *p, int slot, size_t n, size_t size,
 }
 
 /* n zeroed items of size bytes for a decoded array; NULL when n is 0. */
-static void *array_to_c(size_t n, size_t size)
+static void *
+array_to_c(size_t n, size_t size)
 {
 	return n > 0 ? calloc(n, size) : NULL;
 }
 
-/* ----------------------------------------------------------- status */
+/*
+ * A body with two repeated message fields (vip_list, sync_status,
+ * bfd_status): each a C array and its count in the C body, converted
+ * item by item. The protobuf-c side is found by the field's name in the
+ * body's descriptor, as protobuf-c itself reaches it.
+ */
+struct ctl_repeated {
+	const char *name;           /* of the field in the body message */
+	size_t items, count;        /* offsetof the array and its count in C */
+	size_t size;                /* bytes of a C item */
+	size_t pb_size;             /* bytes of a protobuf-c item */
+	const void *pb_init;        /* a protobuf-c item, initialized */
+	void (*to_c)(const void *pb, void *item);   /* of a checked item */
+	int (*to_pb)(const void *item, void *pb);   /* 0 or -EINVAL */
+};
 
-static int status_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+/* All pointers to structs look alike (C11 6.2.5); a void * is one too here. */
+static_assert(sizeof(void *) == sizeof(struct wire_ctl_vip *), "arrays stored as void *");
+
+static const ProtobufCFieldDescriptor *
+repeated_field(const ProtobufCMessage *pb, const char *name)
 {
-	(void)m;
-	p->body.status_request = (Maglb__Control__StatusRequest)
-		MAGLB__CONTROL__STATUS_REQUEST__INIT;
+	const ProtobufCFieldDescriptor *f;
+
+	f = protobuf_c_message_descriptor_get_field_by_name(pb->descriptor, name);
+	assert(f != NULL && f->label == PROTOBUF_C_LABEL_REPEATED &&
+	       f->type == PROTOBUF_C_TYPE_MESSAGE);
+	return f;
+}
+
+/*
+ * Convert the two repeated fields of a checked body pb into new arrays
+ * of the C body c (NULL when empty): both, or -ENOMEM and c untouched.
+ */
+static int
+repeated_to_c(const struct ctl_repeated rep[2], const void *pb, void *c)
+{
+	void *const *pbs[2];
+	void *out[2];
+	size_t n[2];
+
+	for (int k = 0; k < 2; k++) {
+		const ProtobufCFieldDescriptor *f = repeated_field(pb, rep[k].name);
+
+		memcpy(&n[k], (const uint8_t *)pb + f->quantifier_offset, sizeof(n[k]));
+		memcpy(&pbs[k], (const uint8_t *)pb + f->offset, sizeof(pbs[k]));
+		out[k] = array_to_c(n[k], rep[k].size);
+	}
+	if ((out[0] == NULL && n[0] > 0) || (out[1] == NULL && n[1] > 0)) {
+		free(out[0]);
+		free(out[1]);
+		return -ENOMEM;
+	}
+	for (int k = 0; k < 2; k++) {
+		for (size_t i = 0; i < n[k]; i++)
+			rep[k].to_c(pbs[k][i], (uint8_t *)out[k] + i * rep[k].size);
+		memcpy((uint8_t *)c + rep[k].items, &out[k], sizeof(out[k]));
+		memcpy((uint8_t *)c + rep[k].count, &n[k], sizeof(n[k]));
+	}
 	return 0;
 }
 
-static int status_to_c(const void *body, struct wire_ctl_msg *m)
+/*
+ * The two arrays of the C body c as the repeated fields of pb, their
+ * messages in p->arrays[0] and [1]: 0, -EINVAL or -ENOMEM.
+ */
+static int
+repeated_to_pb(struct ctl_pb *p, const struct ctl_repeated rep[2], const void *c,
+	       ProtobufCMessage *pb)
+{
+	for (int k = 0; k < 2; k++) {
+		const ProtobufCFieldDescriptor *f = repeated_field(pb, rep[k].name);
+		const uint8_t *items;
+		size_t n;
+		int ret;
+
+		memcpy(&items, (const uint8_t *)c + rep[k].items, sizeof(items));
+		memcpy(&n, (const uint8_t *)c + rep[k].count, sizeof(n));
+		ret = array_to_pb(p, k, n, rep[k].pb_size, rep[k].pb_init, items);
+		for (size_t i = 0; ret == 0 && i < n; i++)
+			ret = rep[k].to_pb(items + i * rep[k].size, p->arrays[k][i]);
+		if (ret < 0)
+			return ret;
+		memcpy((uint8_t *)pb + f->quantifier_offset, &n, sizeof(n));
+		memcpy((uint8_t *)pb + f->offset, &p->arrays[k], sizeof(p->arrays[k]));
+	}
+	return 0;
+}
+
+/* ----------------------------------------------------------- status */
+
+static int
+status_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__StatusResponse *s = body;
 
@@ -202,11 +332,13 @@ static int status_to_c(const void *body, struct wire_ctl_msg *m)
 		.flows_local = s->flows_local,
 		.flows_synced = s->flows_synced,
 		.maglev_digest = s->maglev_digest,
+		.serving = s->serving,
 	};
 	return 0;
 }
 
-static int status_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+static int
+status_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 {
 	Maglb__Control__StatusResponse *s = &p->body.status;
 
@@ -220,12 +352,14 @@ static int status_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 	s->flows_local = m->status.flows_local;
 	s->flows_synced = m->status.flows_synced;
 	s->maglev_digest = m->status.maglev_digest;
+	s->serving = m->status.serving;
 	return 0;
 }
 
 /* --------------------------------------------------------- counters */
 
-static bool counters_request_check(const void *body, enum wire_drop *why)
+static bool
+counters_request_check(const void *body, enum wire_drop *why)
 {
 	const Maglb__Control__CountersRequest *r = body;
 
@@ -234,7 +368,8 @@ static bool counters_request_check(const void *body, enum wire_drop *why)
 	return true;
 }
 
-static int counters_request_to_c(const void *body, struct wire_ctl_msg *m)
+static int
+counters_request_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__CountersRequest *r = body;
 
@@ -242,8 +377,9 @@ static int counters_request_to_c(const void *body, struct wire_ctl_msg *m)
 	return 0;
 }
 
-static int counters_request_to_pb(const struct wire_ctl_msg *m,
-				  struct ctl_pb *p)
+static int
+counters_request_to_pb(const struct wire_ctl_msg *m,
+		       struct ctl_pb *p)
 {
 	Maglb__Control__CountersRequest *r = &p->body.counters_request;
 
@@ -251,7 +387,8 @@ static int counters_request_to_pb(const struct wire_ctl_msg *m,
 	return string_to_pb(m->counters_request.scope, WIRE_NAME_MAX, &r->scope);
 }
 
-static bool counters_check(const void *body, enum wire_drop *why)
+static bool
+counters_check(const void *body, enum wire_drop *why)
 {
 	const Maglb__Control__CountersResponse *r = body;
 
@@ -262,7 +399,8 @@ static bool counters_check(const void *body, enum wire_drop *why)
 	return true;
 }
 
-static int counters_to_c(const void *body, struct wire_ctl_msg *m)
+static int
+counters_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__CountersResponse *r = body;
 	struct wire_ctl_counter *out;
@@ -280,7 +418,8 @@ static int counters_to_c(const void *body, struct wire_ctl_msg *m)
 	return 0;
 }
 
-static int counters_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+static int
+counters_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 {
 	static const Maglb__Control__Counter init = MAGLB__CONTROL__COUNTER__INIT;
 	Maglb__Control__CountersResponse *r = &p->body.counters;
@@ -305,7 +444,8 @@ static int counters_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 
 /* ------------------------------------------------------------- VIPs */
 
-static bool vip_list_request_check(const void *body, enum wire_drop *why)
+static bool
+vip_list_request_check(const void *body, enum wire_drop *why)
 {
 	const Maglb__Control__VipListRequest *r = body;
 
@@ -314,7 +454,8 @@ static bool vip_list_request_check(const void *body, enum wire_drop *why)
 	return true;
 }
 
-static int vip_list_request_to_c(const void *body, struct wire_ctl_msg *m)
+static int
+vip_list_request_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__VipListRequest *r = body;
 
@@ -323,8 +464,9 @@ static int vip_list_request_to_c(const void *body, struct wire_ctl_msg *m)
 	return 0;
 }
 
-static int vip_list_request_to_pb(const struct wire_ctl_msg *m,
-				  struct ctl_pb *p)
+static int
+vip_list_request_to_pb(const struct wire_ctl_msg *m,
+		       struct ctl_pb *p)
 {
 	Maglb__Control__VipListRequest *r = &p->body.vip_list_request;
 
@@ -333,7 +475,8 @@ static int vip_list_request_to_pb(const struct wire_ctl_msg *m,
 	return string_to_pb(m->vip_list_request.name, WIRE_NAME_MAX, &r->name);
 }
 
-static bool vip_check(const Maglb__Control__Vip *v, enum wire_drop *why)
+static bool
+vip_check(const Maglb__Control__Vip *v, enum wire_drop *why)
 {
 	if (!wire_string_fits(v->name, WIRE_NAME_MAX))
 		return fail(why, WIRE_DROP_BAD_STRING);
@@ -346,7 +489,8 @@ static bool vip_check(const Maglb__Control__Vip *v, enum wire_drop *why)
 	return true;
 }
 
-static bool backend_check(const Maglb__Control__Backend *b, enum wire_drop *why)
+static bool
+backend_check(const Maglb__Control__Backend *b, enum wire_drop *why)
 {
 	if (!wire_string_fits(b->vip, WIRE_NAME_MAX))
 		return fail(why, WIRE_DROP_BAD_STRING);
@@ -359,7 +503,8 @@ static bool backend_check(const Maglb__Control__Backend *b, enum wire_drop *why)
 	return true;
 }
 
-static bool vip_list_check(const void *body, enum wire_drop *why)
+static bool
+vip_list_check(const void *body, enum wire_drop *why)
 {
 	const Maglb__Control__VipListResponse *r = body;
 
@@ -372,8 +517,12 @@ static bool vip_list_check(const void *body, enum wire_drop *why)
 	return true;
 }
 
-static void vip_to_c(const Maglb__Control__Vip *v, struct wire_ctl_vip *out)
+static void
+vip_to_c(const void *pb, void *item)
 {
+	const Maglb__Control__Vip *v = pb;
+	struct wire_ctl_vip *out = item;
+
 	wire_string_copy(out->name, WIRE_NAME_MAX, v->name);
 	out->family = wire_addr_family(v->address.len);
 	out->proto = (uint8_t)v->protocol;
@@ -386,9 +535,12 @@ static void vip_to_c(const Maglb__Control__Vip *v, struct wire_ctl_vip *out)
 	out->maglev_digest = v->maglev_digest;
 }
 
-static void backend_to_c(const Maglb__Control__Backend *b,
-			 struct wire_ctl_backend *out)
+static void
+backend_to_c(const void *pb, void *item)
 {
+	const Maglb__Control__Backend *b = pb;
+	struct wire_ctl_backend *out = item;
+
 	wire_string_copy(out->vip, WIRE_NAME_MAX, b->vip);
 	out->family = wire_addr_family(b->address.len);
 	wire_addr_copy(out->address, &b->address);
@@ -399,35 +551,12 @@ static void backend_to_c(const Maglb__Control__Backend *b,
 		memcpy(out->next_hop_mac, b->next_hop_mac.data, WIRE_MAC_LEN);
 }
 
-static int vip_list_to_c(const void *body, struct wire_ctl_msg *m)
+static int
+vip_to_pb(const void *item, void *pb)
 {
-	const Maglb__Control__VipListResponse *r = body;
-	struct wire_ctl_backend *backends;
-	struct wire_ctl_vip *vips;
+	const struct wire_ctl_vip *v = item;
+	Maglb__Control__Vip *out = pb;
 
-	vips = array_to_c(r->n_vips, sizeof(*vips));
-	backends = array_to_c(r->n_backends, sizeof(*backends));
-	if ((vips == NULL && r->n_vips > 0) ||
-	    (backends == NULL && r->n_backends > 0)) {
-		free(vips);
-		free(backends);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < r->n_vips; i++)
-		vip_to_c(r->vips[i], &vips[i]);
-	for (size_t i = 0; i < r->n_backends; i++)
-		backend_to_c(r->backends[i], &backends[i]);
-	m->vip_list = (struct wire_ctl_vip_list){
-		.vips = vips,
-		.n_vips = r->n_vips,
-		.backends = backends,
-		.n_backends = r->n_backends,
-	};
-	return 0;
-}
-
-static int vip_to_pb(const struct wire_ctl_vip *v, Maglb__Control__Vip *out)
-{
 	out->address = wire_addr_to_pb(v->family, v->address);
 	out->port = v->port;
 	out->protocol = (Maglb__Sync__IpProtocol)v->proto;
@@ -439,9 +568,12 @@ static int vip_to_pb(const struct wire_ctl_vip *v, Maglb__Control__Vip *out)
 	return string_to_pb(v->name, WIRE_NAME_MAX, &out->name);
 }
 
-static int backend_to_pb(const struct wire_ctl_backend *b,
-			 Maglb__Control__Backend *out)
+static int
+backend_to_pb(const void *item, void *pb)
 {
+	const struct wire_ctl_backend *b = item;
+	Maglb__Control__Backend *out = pb;
+
 	out->address = wire_addr_to_pb(b->family, b->address);
 	/* protobuf-c's bytes are not const; packing only reads them. */
 	out->next_hop_mac = (ProtobufCBinaryData){
@@ -454,38 +586,37 @@ static int backend_to_pb(const struct wire_ctl_backend *b,
 	return string_to_pb(b->vip, WIRE_NAME_MAX, &out->vip);
 }
 
-static int vip_list_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+static const Maglb__Control__Vip vip_init = MAGLB__CONTROL__VIP__INIT;
+static const Maglb__Control__Backend backend_init = MAGLB__CONTROL__BACKEND__INIT;
+
+static const struct ctl_repeated vip_list_repeated[2] = {
+	{ "vips", offsetof(struct wire_ctl_vip_list, vips),
+	  offsetof(struct wire_ctl_vip_list, n_vips), sizeof(struct wire_ctl_vip),
+	  sizeof(vip_init), &vip_init, vip_to_c, vip_to_pb },
+	{ "backends", offsetof(struct wire_ctl_vip_list, backends),
+	  offsetof(struct wire_ctl_vip_list, n_backends), sizeof(struct wire_ctl_backend),
+	  sizeof(backend_init), &backend_init, backend_to_c, backend_to_pb },
+};
+
+static int
+vip_list_to_c(const void *body, struct wire_ctl_msg *m)
 {
-	static const Maglb__Control__Vip vip_init = MAGLB__CONTROL__VIP__INIT;
-	static const Maglb__Control__Backend backend_init =
-		MAGLB__CONTROL__BACKEND__INIT;
+	return repeated_to_c(vip_list_repeated, body, &m->vip_list);
+}
+
+static int
+vip_list_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
 	Maglb__Control__VipListResponse *r = &p->body.vip_list;
-	const struct wire_ctl_vip_list *in = &m->vip_list;
-	int ret;
 
 	*r = (Maglb__Control__VipListResponse)MAGLB__CONTROL__VIP_LIST_RESPONSE__INIT;
-	ret = array_to_pb(p, 0, in->n_vips, sizeof(vip_init), &vip_init, in->vips);
-	if (ret == 0)
-		ret = array_to_pb(p, 1, in->n_backends, sizeof(backend_init),
-				  &backend_init, in->backends);
-	if (ret < 0)
-		return ret;
-	r->vips = (Maglb__Control__Vip **)p->arrays[0];
-	r->n_vips = in->n_vips;
-	r->backends = (Maglb__Control__Backend **)p->arrays[1];
-	r->n_backends = in->n_backends;
-	for (size_t i = 0; i < in->n_vips; i++)
-		if (vip_to_pb(&in->vips[i], r->vips[i]) < 0)
-			return -EINVAL;
-	for (size_t i = 0; i < in->n_backends; i++)
-		if (backend_to_pb(&in->backends[i], r->backends[i]) < 0)
-			return -EINVAL;
-	return 0;
+	return repeated_to_pb(p, vip_list_repeated, &m->vip_list, &r->base);
 }
 
 /* --------------------------------------------------------- backends */
 
-static bool backend_set_check(const void *body, enum wire_drop *why)
+static bool
+backend_set_check(const void *body, enum wire_drop *why)
 {
 	const Maglb__Control__BackendSet *s = body;
 
@@ -498,7 +629,8 @@ static bool backend_set_check(const void *body, enum wire_drop *why)
 	return true;
 }
 
-static int backend_set_to_c(const void *body, struct wire_ctl_msg *m)
+static int
+backend_set_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__BackendSet *s = body;
 	struct wire_ctl_backend_set *out = &m->backend_set;
@@ -511,7 +643,8 @@ static int backend_set_to_c(const void *body, struct wire_ctl_msg *m)
 	return 0;
 }
 
-static int backend_set_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+static int
+backend_set_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 {
 	Maglb__Control__BackendSet *s = &p->body.backend_set;
 	const struct wire_ctl_backend_set *in = &m->backend_set;
@@ -526,7 +659,8 @@ static int backend_set_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 
 /* ----------------------------------------------------------- reload */
 
-static int reload_request_to_c(const void *body, struct wire_ctl_msg *m)
+static int
+reload_request_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__ReloadRequest *r = body;
 
@@ -534,7 +668,8 @@ static int reload_request_to_c(const void *body, struct wire_ctl_msg *m)
 	return 0;
 }
 
-static int reload_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+static int
+reload_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 {
 	Maglb__Control__ReloadRequest *r = &p->body.reload_request;
 
@@ -543,7 +678,8 @@ static int reload_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 	return 0;
 }
 
-static bool reload_result_check(const void *body, enum wire_drop *why)
+static bool
+reload_result_check(const void *body, enum wire_drop *why)
 {
 	const Maglb__Control__ReloadResult *r = body;
 
@@ -552,7 +688,8 @@ static bool reload_result_check(const void *body, enum wire_drop *why)
 	return true;
 }
 
-static int reload_result_to_c(const void *body, struct wire_ctl_msg *m)
+static int
+reload_result_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__ReloadResult *r = body;
 
@@ -561,7 +698,8 @@ static int reload_result_to_c(const void *body, struct wire_ctl_msg *m)
 	return 0;
 }
 
-static int reload_result_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+static int
+reload_result_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 {
 	Maglb__Control__ReloadResult *r = &p->body.reload_result;
 
@@ -572,7 +710,8 @@ static int reload_result_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 
 /* -------------------------------------------------------- ownership */
 
-static bool ownership_check(const void *body, enum wire_drop *why)
+static bool
+ownership_check(const void *body, enum wire_drop *why)
 {
 	const Maglb__Control__OwnershipSet *s = body;
 
@@ -582,7 +721,8 @@ static bool ownership_check(const void *body, enum wire_drop *why)
 	return true;
 }
 
-static int ownership_to_c(const void *body, struct wire_ctl_msg *m)
+static int
+ownership_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__OwnershipSet *s = body;
 	struct wire_ctl_ownership_entry *out;
@@ -599,11 +739,13 @@ static int ownership_to_c(const void *body, struct wire_ctl_msg *m)
 		.count = s->n_vips,
 		.announce = s->announce,
 		.lease_ms = s->lease_ms,
+		.serving = s->serving,
 	};
 	return 0;
 }
 
-static int ownership_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+static int
+ownership_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 {
 	static const Maglb__Control__VipOwnership init =
 		MAGLB__CONTROL__VIP_OWNERSHIP__INIT;
@@ -619,6 +761,7 @@ static int ownership_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 	s->n_vips = in->count;
 	s->announce = in->announce;
 	s->lease_ms = in->lease_ms;
+	s->serving = in->serving;
 	for (size_t i = 0; i < in->count; i++) {
 		if (string_to_pb(in->vips[i].vip, WIRE_NAME_MAX, &s->vips[i]->vip) < 0)
 			return -EINVAL;
@@ -629,14 +772,16 @@ static int ownership_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 
 /* ---------------------------------------------------------- lookups */
 
-static bool lookup_request_check(const void *body, enum wire_drop *why)
+static bool
+lookup_request_check(const void *body, enum wire_drop *why)
 {
 	const Maglb__Control__FlowLookupRequest *r = body;
 
 	return wire_flow_check(r->key, false, why);
 }
 
-static int lookup_request_to_c(const void *body, struct wire_ctl_msg *m)
+static int
+lookup_request_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__FlowLookupRequest *r = body;
 
@@ -644,7 +789,8 @@ static int lookup_request_to_c(const void *body, struct wire_ctl_msg *m)
 	return 0;
 }
 
-static int lookup_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+static int
+lookup_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 {
 	Maglb__Control__FlowLookupRequest *r = &p->body.lookup_request;
 
@@ -655,7 +801,8 @@ static int lookup_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 	return 0;
 }
 
-static bool lookup_check(const void *body, enum wire_drop *why)
+static bool
+lookup_check(const void *body, enum wire_drop *why)
 {
 	const Maglb__Control__FlowLookupResponse *r = body;
 
@@ -666,17 +813,38 @@ static bool lookup_check(const void *body, enum wire_drop *why)
 			       why);
 }
 
-static int lookup_to_c(const void *body, struct wire_ctl_msg *m)
+/*
+ * The control-only flag (WIRE_FLOW_PROVISIONAL) of a dump's or a lookup's
+ * entries, which the conversions shared with sync messages leave out.
+ */
+static void
+provisional_to_c(Maglb__Sync__Flow *const *pbs, size_t n, struct wire_flow *f)
+{
+	for (size_t i = 0; i < n; i++)
+		f[i].flags |= pbs[i]->flags & WIRE_FLOW_PROVISIONAL;
+}
+
+static void
+provisional_to_pb(const struct wire_flow *f, size_t n, Maglb__Sync__Flow **pbs)
+{
+	for (size_t i = 0; i < n; i++)
+		pbs[i]->flags |= f[i].flags & WIRE_FLOW_PROVISIONAL;
+}
+
+static int
+lookup_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__FlowLookupResponse *r = body;
 
 	m->lookup.table = (enum wire_flow_table)(r->table - 1);
 	m->lookup.worker = r->worker;
 	wire_flow_from_pb(r->flow, &m->lookup.flow);
+	provisional_to_c(&r->flow, 1, &m->lookup.flow);
 	return 0;
 }
 
-static int lookup_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+static int
+lookup_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 {
 	Maglb__Control__FlowLookupResponse *r = &p->body.lookup;
 
@@ -687,12 +855,14 @@ static int lookup_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 	r->worker = m->lookup.worker;
 	wire_flow_to_pb(&m->lookup.flow, &p->flow);
 	r->flow = &p->flow;
+	provisional_to_pb(&m->lookup.flow, 1, &r->flow);
 	return 0;
 }
 
 /* ------------------------------------------------------------ dumps */
 
-static bool dump_request_check(const void *body, enum wire_drop *why)
+static bool
+dump_request_check(const void *body, enum wire_drop *why)
 {
 	const Maglb__Control__DumpRequest *r = body;
 
@@ -701,7 +871,8 @@ static bool dump_request_check(const void *body, enum wire_drop *why)
 	return true;
 }
 
-static int dump_request_to_c(const void *body, struct wire_ctl_msg *m)
+static int
+dump_request_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__DumpRequest *r = body;
 
@@ -711,7 +882,8 @@ static int dump_request_to_c(const void *body, struct wire_ctl_msg *m)
 	return 0;
 }
 
-static int dump_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+static int
+dump_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 {
 	Maglb__Control__DumpRequest *r = &p->body.dump_request;
 
@@ -721,25 +893,33 @@ static int dump_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 	return string_to_pb(m->dump_request.vip, WIRE_NAME_MAX, &r->vip);
 }
 
-static bool dump_check(const void *body, enum wire_drop *why)
+static bool
+dump_check(const void *body, enum wire_drop *why)
 {
 	const Maglb__Control__DumpResponse *r = body;
 
 	return wire_flows_check(r->entries, r->n_entries, why);
 }
 
-static int dump_to_c(const void *body, struct wire_ctl_msg *m)
+static int
+dump_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__DumpResponse *r = body;
 
+	int ret;
+
 	m->dump.count = r->n_entries;
 	m->dump.next_cursor = r->next_cursor;
-	return wire_flows_from_pb(r->entries, r->n_entries, &m->dump.entries);
+	ret = wire_flows_from_pb(r->entries, r->n_entries, &m->dump.entries);
+	if (ret == 0)
+		provisional_to_c(r->entries, r->n_entries, m->dump.entries);
+	return ret;
 }
 
 /* p->arrays[0] = n entries as protobuf-c messages. */
-static int flows_to_pb(const struct wire_flow *f, size_t n, struct ctl_pb *p,
-		       Maglb__Sync__Flow ***out)
+static int
+flows_to_pb(const struct wire_flow *f, size_t n, struct ctl_pb *p,
+	    Maglb__Sync__Flow ***out)
 {
 	*out = NULL;
 	if (n == 0)
@@ -751,19 +931,26 @@ static int flows_to_pb(const struct wire_flow *f, size_t n, struct ctl_pb *p,
 	return *out != NULL ? 0 : -ENOMEM;
 }
 
-static int dump_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+static int
+dump_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 {
 	Maglb__Control__DumpResponse *r = &p->body.dump;
 
 	*r = (Maglb__Control__DumpResponse)MAGLB__CONTROL__DUMP_RESPONSE__INIT;
+	int ret;
+
 	r->n_entries = m->dump.count;
 	r->next_cursor = m->dump.next_cursor;
-	return flows_to_pb(m->dump.entries, m->dump.count, p, &r->entries);
+	ret = flows_to_pb(m->dump.entries, m->dump.count, p, &r->entries);
+	if (ret == 0)
+		provisional_to_pb(m->dump.entries, m->dump.count, r->entries);
+	return ret;
 }
 
 /* -------------------------------------------------- export / import */
 
-static int export_subscribe_to_c(const void *body, struct wire_ctl_msg *m)
+static int
+export_subscribe_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__ExportSubscribe *s = body;
 
@@ -771,8 +958,9 @@ static int export_subscribe_to_c(const void *body, struct wire_ctl_msg *m)
 	return 0;
 }
 
-static int export_subscribe_to_pb(const struct wire_ctl_msg *m,
-				  struct ctl_pb *p)
+static int
+export_subscribe_to_pb(const struct wire_ctl_msg *m,
+		       struct ctl_pb *p)
 {
 	Maglb__Control__ExportSubscribe *s = &p->body.export_subscribe;
 
@@ -781,7 +969,8 @@ static int export_subscribe_to_pb(const struct wire_ctl_msg *m,
 	return 0;
 }
 
-static bool flows_check(const void *body, enum wire_drop *why)
+static bool
+flows_check(const void *body, enum wire_drop *why)
 {
 	const Maglb__Control__FlowBatch *b = body;
 
@@ -790,7 +979,8 @@ static bool flows_check(const void *body, enum wire_drop *why)
 	return wire_flows_check(b->entries, b->n_entries, why);
 }
 
-static int flows_to_c(const void *body, struct wire_ctl_msg *m)
+static int
+flows_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__FlowBatch *b = body;
 
@@ -801,7 +991,8 @@ static int flows_to_c(const void *body, struct wire_ctl_msg *m)
 	return wire_flows_from_pb(b->entries, b->n_entries, &m->flows.entries);
 }
 
-static int flows_batch_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+static int
+flows_batch_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 {
 	Maglb__Control__FlowBatch *b = &p->body.flows;
 
@@ -816,7 +1007,8 @@ static int flows_batch_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 
 /* ------------------------------------------------------------ error */
 
-static bool error_check(const void *body, enum wire_drop *why)
+static bool
+error_check(const void *body, enum wire_drop *why)
 {
 	const Maglb__Control__Error *e = body;
 
@@ -825,7 +1017,8 @@ static bool error_check(const void *body, enum wire_drop *why)
 	return true;
 }
 
-static int error_to_c(const void *body, struct wire_ctl_msg *m)
+static int
+error_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__Error *e = body;
 
@@ -834,7 +1027,8 @@ static int error_to_c(const void *body, struct wire_ctl_msg *m)
 	return 0;
 }
 
-static int error_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+static int
+error_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 {
 	Maglb__Control__Error *e = &p->body.error;
 
@@ -851,7 +1045,10 @@ struct ctl_ops {
 	bool (*check)(const void *body, enum wire_drop *why);
 	/* Convert a checked body into m; 0 or -ENOMEM. NULL: no fields. */
 	int (*to_c)(const void *body, struct wire_ctl_msg *m);
-	/* Fill the body in p from m; 0, -EINVAL or -ENOMEM. */
+	/*
+	 * Fill the body in p from m; 0, -EINVAL or -ENOMEM. NULL: a body
+	 * without fields (a request), set from its descriptor.
+	 */
 	int (*to_pb)(const struct wire_ctl_msg *m, struct ctl_pb *p);
 };
 
@@ -859,7 +1056,8 @@ struct ctl_ops {
 
 /* ---------------------------------------------------------- sync verify */
 
-static bool sync_verify_request_check(const void *body, enum wire_drop *why)
+static bool
+sync_verify_request_check(const void *body, enum wire_drop *why)
 {
 	const Maglb__Control__SyncVerifyRequest *r = body;
 
@@ -868,7 +1066,8 @@ static bool sync_verify_request_check(const void *body, enum wire_drop *why)
 	return true;
 }
 
-static int sync_verify_request_to_c(const void *body, struct wire_ctl_msg *m)
+static int
+sync_verify_request_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__SyncVerifyRequest *r = body;
 
@@ -877,7 +1076,8 @@ static int sync_verify_request_to_c(const void *body, struct wire_ctl_msg *m)
 	return 0;
 }
 
-static int sync_verify_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+static int
+sync_verify_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 {
 	Maglb__Control__SyncVerifyRequest *r = &p->body.sync_verify_request;
 
@@ -886,7 +1086,8 @@ static int sync_verify_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb
 	return string_to_pb(m->sync_verify_request.group, WIRE_NAME_MAX, &r->group);
 }
 
-static bool sync_verify_check(const void *body, enum wire_drop *why)
+static bool
+sync_verify_check(const void *body, enum wire_drop *why)
 {
 	const Maglb__Control__SyncVerifyResult *r = body;
 
@@ -900,7 +1101,8 @@ static bool sync_verify_check(const void *body, enum wire_drop *why)
 	return true;
 }
 
-static int sync_verify_to_c(const void *body, struct wire_ctl_msg *m)
+static int
+sync_verify_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__SyncVerifyResult *r = body;
 	struct wire_ctl_sync_digest *out = array_to_c(r->n_digests, sizeof(*out));
@@ -922,7 +1124,8 @@ static int sync_verify_to_c(const void *body, struct wire_ctl_msg *m)
 	return 0;
 }
 
-static int sync_verify_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+static int
+sync_verify_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 {
 	static const Maglb__Control__SyncDigest init = MAGLB__CONTROL__SYNC_DIGEST__INIT;
 	Maglb__Control__SyncVerifyResult *r = &p->body.sync_verify;
@@ -948,16 +1151,9 @@ static int sync_verify_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 
 /* ---------------------------------------------------------- cluster */
 
-static int cluster_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
-{
-	(void)m;
-	p->body.cluster_request = (Maglb__Control__ClusterRequest)
-		MAGLB__CONTROL__CLUSTER_REQUEST__INIT;
-	return 0;
-}
-
-static bool cluster_member_check(const Maglb__Control__ClusterMember *c,
-				 enum wire_drop *why)
+static bool
+cluster_member_check(const Maglb__Control__ClusterMember *c,
+		     enum wire_drop *why)
 {
 	if (c->id == 0)
 		return fail(why, WIRE_DROP_BAD_SENDER);
@@ -968,7 +1164,8 @@ static bool cluster_member_check(const Maglb__Control__ClusterMember *c,
 	return true;
 }
 
-static bool cluster_check(const void *body, enum wire_drop *why)
+static bool
+cluster_check(const void *body, enum wire_drop *why)
 {
 	const Maglb__Control__ClusterStatus *r = body;
 
@@ -982,7 +1179,8 @@ static bool cluster_check(const void *body, enum wire_drop *why)
 	return true;
 }
 
-static int cluster_to_c(const void *body, struct wire_ctl_msg *m)
+static int
+cluster_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__ClusterStatus *r = body;
 	struct wire_ctl_cluster_member *out = array_to_c(r->n_members, sizeof(*out));
@@ -1021,8 +1219,9 @@ static int cluster_to_c(const void *body, struct wire_ctl_msg *m)
 	return 0;
 }
 
-static void cluster_member_to_pb(const struct wire_ctl_cluster_member *c,
-				 Maglb__Control__ClusterMember *out)
+static void
+cluster_member_to_pb(const struct wire_ctl_cluster_member *c,
+		     Maglb__Control__ClusterMember *out)
 {
 	out->id = c->id;
 	out->role = (Maglb__Sync__Role)c->role;
@@ -1035,7 +1234,8 @@ static void cluster_member_to_pb(const struct wire_ctl_cluster_member *c,
 	out->standby = c->standby;
 }
 
-static int cluster_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+static int
+cluster_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 {
 	static const Maglb__Control__ClusterMember init =
 		MAGLB__CONTROL__CLUSTER_MEMBER__INIT;
@@ -1064,7 +1264,8 @@ static int cluster_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 	return 0;
 }
 
-static int cluster_standby_to_c(const void *body, struct wire_ctl_msg *m)
+static int
+cluster_standby_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__ClusterStandby *s = body;
 
@@ -1072,7 +1273,8 @@ static int cluster_standby_to_c(const void *body, struct wire_ctl_msg *m)
 	return 0;
 }
 
-static int cluster_standby_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+static int
+cluster_standby_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 {
 	Maglb__Control__ClusterStandby *s = &p->body.cluster_standby;
 
@@ -1081,9 +1283,275 @@ static int cluster_standby_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 	return 0;
 }
 
+/* ------------------------------------------------------ sync status */
+
+/* A sync group's plain fields: the same name in C and in protobuf-c. */
+#define SYNC_GROUP_FIGURES(X) \
+	X(donor) X(entries_own) X(entries_peers) X(digest) X(send_queue) \
+	X(entries_sent) X(entries_received) X(imported) X(rejected) X(dropped) \
+	X(resyncs) X(resync_last_ms) X(resync_entries_received) X(self_lag_p50_us) X(self_lag_p99_us) \
+	X(import_lag_p50_us) X(import_lag_p99_us)
+#define SYNC_GROUP_COPY_(field) out->field = g->field;
+
+static bool
+sync_group_check(const Maglb__Control__SyncGroupStatus *g, enum wire_drop *why)
+{
+	if (!wire_string_fits(g->name, WIRE_NAME_MAX) || !wire_string_fits(g->state, WIRE_NAME_MAX))
+		return fail(why, WIRE_DROP_BAD_STRING);
+	if (g->n_members > WIRE_SYNC_MEMBERS_MAX)
+		return fail(why, WIRE_DROP_TOO_MANY_ENTRIES);
+	for (size_t i = 0; i < g->n_members; i++)
+		if (g->members[i] == 0)
+			return fail(why, WIRE_DROP_BAD_SENDER);
+	return true;
+}
+
+static bool
+sync_status_check(const void *body, enum wire_drop *why)
+{
+	const Maglb__Control__SyncStatus *r = body;
+
+	if (r->node_id == 0)
+		return fail(why, WIRE_DROP_BAD_SENDER);
+	for (size_t i = 0; i < r->n_groups; i++)
+		if (!sync_group_check(r->groups[i], why))
+			return false;
+	for (size_t i = 0; i < r->n_drops; i++)
+		if (!wire_string_fits(r->drops[i]->group, WIRE_NAME_MAX) ||
+		    !wire_string_fits(r->drops[i]->reason, WIRE_NAME_MAX))
+			return fail(why, WIRE_DROP_BAD_STRING);
+	return true;
+}
+
+static void
+sync_group_to_c(const void *pb, void *item)
+{
+	const Maglb__Control__SyncGroupStatus *g = pb;
+	struct wire_ctl_sync_group *out = item;
+
+	wire_string_copy(out->name, WIRE_NAME_MAX, g->name);
+	wire_string_copy(out->state, WIRE_NAME_MAX, g->state);
+	for (size_t i = 0; i < g->n_members; i++)
+		out->members[i] = g->members[i];
+	out->n_members = (uint32_t)g->n_members;
+	SYNC_GROUP_FIGURES(SYNC_GROUP_COPY_)
+}
+
+static int
+sync_group_to_pb(const void *item, void *pb)
+{
+	const struct wire_ctl_sync_group *g = item;
+	Maglb__Control__SyncGroupStatus *out = pb;
+
+	if (g->n_members > WIRE_SYNC_MEMBERS_MAX ||
+	    string_to_pb(g->name, WIRE_NAME_MAX, &out->name) < 0 ||
+	    string_to_pb(g->state, WIRE_NAME_MAX, &out->state) < 0)
+		return -EINVAL;
+	/* protobuf-c's arrays are not const; packing only reads them. */
+	out->members = (uint32_t *)(uintptr_t)g->members;
+	out->n_members = g->n_members;
+	SYNC_GROUP_FIGURES(SYNC_GROUP_COPY_)
+	return 0;
+}
+
+static void
+sync_drop_to_c(const void *pb, void *item)
+{
+	const Maglb__Control__SyncDrop *d = pb;
+	struct wire_ctl_sync_drop *out = item;
+
+	wire_string_copy(out->group, WIRE_NAME_MAX, d->group);
+	wire_string_copy(out->reason, WIRE_NAME_MAX, d->reason);
+	out->count = d->count;
+}
+
+static int
+sync_drop_to_pb(const void *item, void *pb)
+{
+	const struct wire_ctl_sync_drop *d = item;
+	Maglb__Control__SyncDrop *out = pb;
+
+	out->count = d->count;
+	if (string_to_pb(d->group, WIRE_NAME_MAX, &out->group) < 0)
+		return -EINVAL;
+	return string_to_pb(d->reason, WIRE_NAME_MAX, &out->reason);
+}
+
+static const Maglb__Control__SyncGroupStatus sync_group_init =
+	MAGLB__CONTROL__SYNC_GROUP_STATUS__INIT;
+static const Maglb__Control__SyncDrop sync_drop_init = MAGLB__CONTROL__SYNC_DROP__INIT;
+
+static const struct ctl_repeated sync_status_repeated[2] = {
+	{ "groups", offsetof(struct wire_ctl_sync_status, groups),
+	  offsetof(struct wire_ctl_sync_status, n_groups), sizeof(struct wire_ctl_sync_group),
+	  sizeof(sync_group_init), &sync_group_init, sync_group_to_c, sync_group_to_pb },
+	{ "drops", offsetof(struct wire_ctl_sync_status, drops),
+	  offsetof(struct wire_ctl_sync_status, n_drops), sizeof(struct wire_ctl_sync_drop),
+	  sizeof(sync_drop_init), &sync_drop_init, sync_drop_to_c, sync_drop_to_pb },
+};
+
+static int
+sync_status_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__SyncStatus *r = body;
+
+	m->sync_status = (struct wire_ctl_sync_status){
+		.node_id = r->node_id,
+		.synced = r->synced,
+		.dataplane_connected = r->dataplane_connected,
+		.dataplane_synced = r->dataplane_synced,
+		.entries = r->entries,
+		.cache_bytes = r->cache_bytes,
+		.import_queue = r->import_queue,
+		.export_entries = r->export_entries,
+	};
+	return repeated_to_c(sync_status_repeated, body, &m->sync_status);
+}
+
+static int
+sync_status_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	Maglb__Control__SyncStatus *r = &p->body.sync_status;
+	const struct wire_ctl_sync_status *in = &m->sync_status;
+
+	*r = (Maglb__Control__SyncStatus)MAGLB__CONTROL__SYNC_STATUS__INIT;
+	r->node_id = in->node_id;
+	r->synced = in->synced;
+	r->dataplane_connected = in->dataplane_connected;
+	r->dataplane_synced = in->dataplane_synced;
+	r->entries = in->entries;
+	r->cache_bytes = in->cache_bytes;
+	r->import_queue = in->import_queue;
+	r->export_entries = in->export_entries;
+	return repeated_to_pb(p, sync_status_repeated, in, &r->base);
+}
+
+#undef SYNC_GROUP_COPY_
+#undef SYNC_GROUP_FIGURES
+
+/* ------------------------------------------------------------- BFD */
+
+/* A session's plain fields: the same name in C and in protobuf-c. */
+#define BFD_SESSION_FIGURES(X) \
+	X(local_discriminator) X(remote_discriminator) X(tx_interval_us) \
+	X(detect_time_us) X(multiplier) X(remote_multiplier) X(state_age_ms) \
+	X(packets_in) X(packets_out) X(state_changes) X(authenticated)
+#define BFD_SESSION_COPY_(field) out->field = s->field;
+
+static bool
+bfd_session_check(const Maglb__Control__BfdSession *s, enum wire_drop *why)
+{
+	if (wire_addr_family(s->peer.len) == 0 || s->local.len != s->peer.len)
+		return fail(why, WIRE_DROP_BAD_ADDRESS);
+	if (!enum_same_ok(s->state, WIRE_BFD_STATE_MAX) ||
+	    !enum_same_ok(s->local_diag, WIRE_BFD_DIAG_MAX) ||
+	    !enum_same_ok(s->remote_diag, WIRE_BFD_DIAG_MAX))
+		return fail(why, WIRE_DROP_BAD_ENUM);
+	return true;
+}
+
+static bool
+bfd_status_check(const void *body, enum wire_drop *why)
+{
+	const Maglb__Control__BfdStatus *r = body;
+
+	for (size_t i = 0; i < r->n_sessions; i++)
+		if (!bfd_session_check(r->sessions[i], why))
+			return false;
+	for (size_t i = 0; i < r->n_drops; i++)
+		if (!wire_string_fits(r->drops[i]->reason, WIRE_NAME_MAX))
+			return fail(why, WIRE_DROP_BAD_STRING);
+	return true;
+}
+
+static void
+bfd_session_to_c(const void *pb, void *item)
+{
+	const Maglb__Control__BfdSession *s = pb;
+	struct wire_ctl_bfd_session *out = item;
+
+	out->family = wire_addr_family(s->peer.len);
+	wire_addr_copy(out->peer, &s->peer);
+	wire_addr_copy(out->local, &s->local);
+	out->state = (enum wire_bfd_state)s->state;
+	out->local_diag = (enum wire_bfd_diag)s->local_diag;
+	out->remote_diag = (enum wire_bfd_diag)s->remote_diag;
+	BFD_SESSION_FIGURES(BFD_SESSION_COPY_)
+}
+
+/* An unknown family becomes an empty address, which the check refuses. */
+static int
+bfd_session_to_pb(const void *item, void *pb)
+{
+	const struct wire_ctl_bfd_session *s = item;
+	Maglb__Control__BfdSession *out = pb;
+
+	out->peer = wire_addr_to_pb(s->family, s->peer);
+	out->local = wire_addr_to_pb(s->family, s->local);
+	out->state = (Maglb__Control__BfdState)s->state;
+	out->local_diag = (Maglb__Control__BfdDiag)s->local_diag;
+	out->remote_diag = (Maglb__Control__BfdDiag)s->remote_diag;
+	BFD_SESSION_FIGURES(BFD_SESSION_COPY_)
+	return 0;
+}
+
+static void
+bfd_drop_to_c(const void *pb, void *item)
+{
+	const Maglb__Control__BfdDrop *d = pb;
+	struct wire_ctl_bfd_drop *out = item;
+
+	wire_string_copy(out->reason, WIRE_NAME_MAX, d->reason);
+	out->count = d->count;
+}
+
+static int
+bfd_drop_to_pb(const void *item, void *pb)
+{
+	const struct wire_ctl_bfd_drop *d = item;
+	Maglb__Control__BfdDrop *out = pb;
+
+	out->count = d->count;
+	return string_to_pb(d->reason, WIRE_NAME_MAX, &out->reason);
+}
+
+static const Maglb__Control__BfdSession bfd_session_init = MAGLB__CONTROL__BFD_SESSION__INIT;
+static const Maglb__Control__BfdDrop bfd_drop_init = MAGLB__CONTROL__BFD_DROP__INIT;
+
+static const struct ctl_repeated bfd_status_repeated[2] = {
+	{ "sessions", offsetof(struct wire_ctl_bfd_status, sessions),
+	  offsetof(struct wire_ctl_bfd_status, n_sessions), sizeof(struct wire_ctl_bfd_session),
+	  sizeof(bfd_session_init), &bfd_session_init, bfd_session_to_c, bfd_session_to_pb },
+	{ "drops", offsetof(struct wire_ctl_bfd_status, drops),
+	  offsetof(struct wire_ctl_bfd_status, n_drops), sizeof(struct wire_ctl_bfd_drop),
+	  sizeof(bfd_drop_init), &bfd_drop_init, bfd_drop_to_c, bfd_drop_to_pb },
+};
+
+static int
+bfd_status_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__BfdStatus *r = body;
+
+	m->bfd_status = (struct wire_ctl_bfd_status){ .serving = r->serving };
+	return repeated_to_c(bfd_status_repeated, body, &m->bfd_status);
+}
+
+static int
+bfd_status_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	Maglb__Control__BfdStatus *r = &p->body.bfd_status;
+
+	*r = (Maglb__Control__BfdStatus)MAGLB__CONTROL__BFD_STATUS__INIT;
+	r->serving = m->bfd_status.serving;
+	return repeated_to_pb(p, bfd_status_repeated, &m->bfd_status, &r->base);
+}
+
+#undef BFD_SESSION_COPY_
+#undef BFD_SESSION_FIGURES
+
 static const struct ctl_ops ctl_ops[WIRE_CTL_KIND_MAX] = {
 	[WIRE_CTL_STATUS_REQUEST] = { CTL_CASE_(STATUS_REQUEST),
-		NULL, NULL, status_request_to_pb },
+		NULL, NULL, NULL },
 	[WIRE_CTL_STATUS_RESPONSE] = { CTL_CASE_(STATUS_RESPONSE),
 		NULL, status_to_c, status_to_pb },
 	[WIRE_CTL_COUNTERS_REQUEST] = { CTL_CASE_(COUNTERS_REQUEST),
@@ -1126,17 +1594,26 @@ static const struct ctl_ops ctl_ops[WIRE_CTL_KIND_MAX] = {
 	[WIRE_CTL_SYNC_VERIFY_RESULT] = { CTL_CASE_(SYNC_VERIFY_RESULT),
 		sync_verify_check, sync_verify_to_c, sync_verify_to_pb },
 	[WIRE_CTL_CLUSTER_REQUEST] = { CTL_CASE_(CLUSTER_REQUEST),
-		NULL, NULL, cluster_request_to_pb },
+		NULL, NULL, NULL },
 	[WIRE_CTL_CLUSTER_STATUS] = { CTL_CASE_(CLUSTER_STATUS),
 		cluster_check, cluster_to_c, cluster_to_pb },
 	[WIRE_CTL_CLUSTER_STANDBY] = { CTL_CASE_(CLUSTER_STANDBY),
 		NULL, cluster_standby_to_c, cluster_standby_to_pb },
+	[WIRE_CTL_SYNC_STATUS_REQUEST] = { CTL_CASE_(SYNC_STATUS_REQUEST),
+		NULL, NULL, NULL },
+	[WIRE_CTL_SYNC_STATUS] = { CTL_CASE_(SYNC_STATUS),
+		sync_status_check, sync_status_to_c, sync_status_to_pb },
+	[WIRE_CTL_BFD_STATUS_REQUEST] = { CTL_CASE_(BFD_STATUS_REQUEST),
+		NULL, NULL, NULL },
+	[WIRE_CTL_BFD_STATUS] = { CTL_CASE_(BFD_STATUS),
+		bfd_status_check, bfd_status_to_c, bfd_status_to_pb },
 };
 
 #undef CTL_CASE_
 
 /* The kind of a body case; WIRE_CTL_KIND_MAX for none or an unknown one. */
-static enum wire_ctl_kind ctl_kind_of(Maglb__Control__Envelope__BodyCase body)
+static enum wire_ctl_kind
+ctl_kind_of(Maglb__Control__Envelope__BodyCase body)
 {
 	if (body == MAGLB__CONTROL__ENVELOPE__BODY__NOT_SET)
 		return WIRE_CTL_KIND_MAX;
@@ -1146,21 +1623,30 @@ static enum wire_ctl_kind ctl_kind_of(Maglb__Control__Envelope__BodyCase body)
 	return WIRE_CTL_KIND_MAX;
 }
 
-/* The oneof member of env for body, through its field descriptor. */
-static ProtobufCMessage **ctl_body_slot(Maglb__Control__Envelope *env,
-					Maglb__Control__Envelope__BodyCase body)
+/* The Envelope's field of a body case: a message field of the oneof. */
+static const ProtobufCFieldDescriptor *
+ctl_body_field(Maglb__Control__Envelope__BodyCase body)
 {
 	const ProtobufCFieldDescriptor *field;
 
 	field = protobuf_c_message_descriptor_get_field(
 		&maglb__control__envelope__descriptor, (unsigned int)body);
 	assert(field != NULL && field->type == PROTOBUF_C_TYPE_MESSAGE);
-	return (ProtobufCMessage **)((uint8_t *)env + field->offset);
+	return field;
+}
+
+/* The oneof member of env for body, through its field descriptor. */
+static ProtobufCMessage **
+ctl_body_slot(Maglb__Control__Envelope *env,
+	      Maglb__Control__Envelope__BodyCase body)
+{
+	return (ProtobufCMessage **)((uint8_t *)env + ctl_body_field(body)->offset);
 }
 
 /* Validate a whole decoded message; on success store its kind and body. */
-static bool ctl_check(Maglb__Control__Envelope *env, enum wire_ctl_kind *kind,
-		      const ProtobufCMessage **body, enum wire_drop *why)
+static bool
+ctl_check(Maglb__Control__Envelope *env, enum wire_ctl_kind *kind,
+	  const ProtobufCMessage **body, enum wire_drop *why)
 {
 	const struct ctl_ops *ops;
 
@@ -1176,7 +1662,8 @@ static bool ctl_check(Maglb__Control__Envelope *env, enum wire_ctl_kind *kind,
 	return ops->check == NULL || ops->check(*body, why);
 }
 
-static void ctl_pb_release(struct ctl_pb *p)
+static void
+ctl_pb_release(struct ctl_pb *p)
 {
 	free(p->arrays[0]);
 	free(p->arrays[1]);
@@ -1184,7 +1671,8 @@ static void ctl_pb_release(struct ctl_pb *p)
 }
 
 /* Build and check the protobuf-c view of m; ctl_pb_release() it after. */
-static int ctl_pb_build(const struct wire_ctl_msg *m, struct ctl_pb *p)
+static int
+ctl_pb_build(const struct wire_ctl_msg *m, struct ctl_pb *p)
 {
 	const ProtobufCMessage *body;
 	enum wire_ctl_kind kind;
@@ -1200,7 +1688,8 @@ static int ctl_pb_build(const struct wire_ctl_msg *m, struct ctl_pb *p)
 	p->env.body_case = ctl_ops[m->kind].body_case;
 	/* Every body type starts with its ProtobufCMessage. */
 	*ctl_body_slot(&p->env, p->env.body_case) = (ProtobufCMessage *)&p->body;
-	ret = ctl_ops[m->kind].to_pb(m, p);
+	protobuf_c_message_init(ctl_body_field(p->env.body_case)->descriptor, &p->body);
+	ret = ctl_ops[m->kind].to_pb != NULL ? ctl_ops[m->kind].to_pb(m, p) : 0;
 	if (ret == 0 && !ctl_check(&p->env, &kind, &body, &why))
 		ret = -EINVAL;
 	if (ret < 0)
@@ -1208,8 +1697,9 @@ static int ctl_pb_build(const struct wire_ctl_msg *m, struct ctl_pb *p)
 	return ret;
 }
 
-int wire_ctl_encode(const struct wire_ctl_msg *m, uint8_t *buf, size_t len,
-		    size_t *out_len)
+int
+wire_ctl_encode(const struct wire_ctl_msg *m, uint8_t *buf, size_t len,
+		size_t *out_len)
 {
 	struct ctl_pb p;
 	int ret;
@@ -1222,7 +1712,8 @@ int wire_ctl_encode(const struct wire_ctl_msg *m, uint8_t *buf, size_t len,
 	return ret;
 }
 
-size_t wire_ctl_encoded_size(const struct wire_ctl_msg *m)
+size_t
+wire_ctl_encoded_size(const struct wire_ctl_msg *m)
 {
 	struct ctl_pb p;
 	size_t size;
@@ -1234,8 +1725,9 @@ size_t wire_ctl_encoded_size(const struct wire_ctl_msg *m)
 	return size;
 }
 
-int wire_ctl_decode(const uint8_t *buf, size_t len, struct wire_ctl_msg *m,
-		    struct wire_counters *c)
+int
+wire_ctl_decode(const uint8_t *buf, size_t len, struct wire_ctl_msg *m,
+		struct wire_counters *c)
 {
 	const ProtobufCMessage *body;
 	Maglb__Control__Envelope *env;
@@ -1271,7 +1763,8 @@ int wire_ctl_decode(const uint8_t *buf, size_t len, struct wire_ctl_msg *m,
 	return 0;
 }
 
-void wire_ctl_msg_free(struct wire_ctl_msg *m)
+void
+wire_ctl_msg_free(struct wire_ctl_msg *m)
 {
 	if (m == NULL)
 		return;
@@ -1298,6 +1791,14 @@ void wire_ctl_msg_free(struct wire_ctl_msg *m)
 		break;
 	case WIRE_CTL_CLUSTER_STATUS:
 		free(m->cluster.members);
+		break;
+	case WIRE_CTL_SYNC_STATUS:
+		free(m->sync_status.groups);
+		free(m->sync_status.drops);
+		break;
+	case WIRE_CTL_BFD_STATUS:
+		free(m->bfd_status.sessions);
+		free(m->bfd_status.drops);
 		break;
 	default:
 		break;

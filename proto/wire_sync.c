@@ -101,7 +101,8 @@ struct sync_pb {
 };
 
 /* The kind of a body; WIRE_SYNC_KIND_MAX for none or an unknown one. */
-static enum wire_sync_kind sync_kind_of(Maglb__Sync__Envelope__BodyCase body)
+static enum wire_sync_kind
+sync_kind_of(Maglb__Sync__Envelope__BodyCase body)
 {
 	if (body == MAGLB__SYNC__ENVELOPE__BODY__NOT_SET)
 		return WIRE_SYNC_KIND_MAX;
@@ -112,26 +113,30 @@ static enum wire_sync_kind sync_kind_of(Maglb__Sync__Envelope__BodyCase body)
 }
 
 /* Kinds that carry an epoch (a resync's, a digest round), >= 1. */
-static bool has_epoch(enum wire_sync_kind kind)
+static bool
+has_epoch(enum wire_sync_kind kind)
 {
 	return kind >= WIRE_SYNC_RESYNC_REQUEST && kind <= WIRE_SYNC_DIGEST;
 }
 
 /* Kinds that name the node they answer, >= 1. */
-static bool has_peer(enum wire_sync_kind kind)
+static bool
+has_peer(enum wire_sync_kind kind)
 {
 	return has_epoch(kind) && kind != WIRE_SYNC_RESYNC_REQUEST &&
 	       kind != WIRE_SYNC_DIGEST_REQUEST;
 }
 
-static bool has_entries(enum wire_sync_kind kind)
+static bool
+has_entries(enum wire_sync_kind kind)
 {
 	return kind <= WIRE_SYNC_CLOSE || kind == WIRE_SYNC_RESYNC_ENTRIES;
 }
 
 /* Read the body of env (of a known kind); false if it is missing. */
-static bool sync_body_get(const Maglb__Sync__Envelope *env,
-			  enum wire_sync_kind kind, struct sync_body *b)
+static bool
+sync_body_get(const Maglb__Sync__Envelope *env,
+	      enum wire_sync_kind kind, struct sync_body *b)
 {
 	const Maglb__Sync__Batch *batch = NULL;
 
@@ -208,19 +213,22 @@ static bool sync_body_get(const Maglb__Sync__Envelope *env,
 	return true;
 }
 
-bool wire_role_ok(int role)
+bool
+wire_role_ok(int role)
 {
 	return role == WIRE_ROLE_PASSIVE || role == WIRE_ROLE_ACTIVE;
 }
 
-bool wire_cluster_mode_ok(int mode)
+bool
+wire_cluster_mode_ok(int mode)
 {
 	return mode == WIRE_CLUSTER_MODE_ACTIVE_PASSIVE ||
 	       mode == WIRE_CLUSTER_MODE_ACTIVE_ACTIVE;
 }
 
-static bool node_state_check(const Maglb__Sync__NodeState *s,
-			     enum wire_drop *why)
+static bool
+node_state_check(const Maglb__Sync__NodeState *s,
+		 enum wire_drop *why)
 {
 	if (!wire_role_ok(s->role) || !wire_cluster_mode_ok(s->mode)) {
 		*why = WIRE_DROP_BAD_ENUM;
@@ -230,8 +238,9 @@ static bool node_state_check(const Maglb__Sync__NodeState *s,
 }
 
 /* A backend reference: both addresses, the protocol, the VIP's port. */
-static bool backend_ref_check(const Maglb__Sync__BackendRef *r,
-			      enum wire_drop *why)
+static bool
+backend_ref_check(const Maglb__Sync__BackendRef *r,
+		  enum wire_drop *why)
 {
 	if (wire_addr_family(r->vip.len) == 0 ||
 	    wire_addr_family(r->backend.len) == 0) {
@@ -249,8 +258,9 @@ static bool backend_ref_check(const Maglb__Sync__BackendRef *r,
 	return true;
 }
 
-static void backend_ref_to_c(const Maglb__Sync__BackendRef *r,
-			     struct wire_flow *f)
+static void
+backend_ref_to_c(const Maglb__Sync__BackendRef *r,
+		 struct wire_flow *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->family = wire_addr_family(r->vip.len);
@@ -262,8 +272,9 @@ static void backend_ref_to_c(const Maglb__Sync__BackendRef *r,
 }
 
 /* n references as protobuf-c messages, as wire_pb_array_new(). */
-static Maglb__Sync__BackendRef **backend_refs_to_pb(const struct wire_flow *f,
-						    size_t n)
+static Maglb__Sync__BackendRef **
+backend_refs_to_pb(const struct wire_flow *f,
+		   size_t n)
 {
 	static const Maglb__Sync__BackendRef init = MAGLB__SYNC__BACKEND_REF__INIT;
 	Maglb__Sync__BackendRef **pbs;
@@ -284,9 +295,10 @@ static Maglb__Sync__BackendRef **backend_refs_to_pb(const struct wire_flow *f,
  * Validate a whole message, without changing anything. On success stores
  * its kind and body; on failure the one reason it is dropped.
  */
-static bool sync_check(const Maglb__Sync__Envelope *env, size_t cap,
-		       enum wire_sync_kind *kind, struct sync_body *b,
-		       enum wire_drop *why)
+static bool
+sync_check(const Maglb__Sync__Envelope *env, size_t cap,
+	   enum wire_sync_kind *kind, struct sync_body *b,
+	   enum wire_drop *why)
 {
 	if (env->version != WIRE_VERSION) {
 		*why = WIRE_DROP_BAD_VERSION;
@@ -320,8 +332,9 @@ static bool sync_check(const Maglb__Sync__Envelope *env, size_t cap,
 	return wire_flows_check(b->entries, b->count, why);
 }
 
-static void node_state_to_pb(const struct wire_node_state *s,
-			     Maglb__Sync__NodeState *out)
+static void
+node_state_to_pb(const struct wire_node_state *s,
+		 Maglb__Sync__NodeState *out)
 {
 	*out = (Maglb__Sync__NodeState)MAGLB__SYNC__NODE_STATE__INIT;
 	out->priority = s->priority;
@@ -335,8 +348,9 @@ static void node_state_to_pb(const struct wire_node_state *s,
 	out->preempt = s->preempt;
 }
 
-static void node_state_to_c(const Maglb__Sync__NodeState *s,
-			    struct wire_node_state *out)
+static void
+node_state_to_c(const Maglb__Sync__NodeState *s,
+		struct wire_node_state *out)
 {
 	*out = (struct wire_node_state){
 		.priority = s->priority,
@@ -355,7 +369,8 @@ static void node_state_to_c(const Maglb__Sync__NodeState *s,
  * Set the body of p->env for m; the entries are already in p->flows or
  * p->refs.
  */
-static void sync_body_set(const struct wire_sync_msg *m, struct sync_pb *p)
+static void
+sync_body_set(const struct wire_sync_msg *m, struct sync_pb *p)
 {
 	Maglb__Sync__Envelope *env = &p->env;
 
@@ -431,7 +446,8 @@ static void sync_body_set(const struct wire_sync_msg *m, struct sync_pb *p)
 	}
 }
 
-static void sync_pb_release(struct sync_pb *p)
+static void
+sync_pb_release(struct sync_pb *p)
 {
 	free(p->flows);
 	free(p->refs);
@@ -440,7 +456,8 @@ static void sync_pb_release(struct sync_pb *p)
 }
 
 /* Build and check the protobuf-c view of m; sync_pb_release() it after. */
-static int sync_pb_build(const struct wire_sync_msg *m, struct sync_pb *p)
+static int
+sync_pb_build(const struct wire_sync_msg *m, struct sync_pb *p)
 {
 	enum wire_sync_kind kind;
 	struct sync_body b;
@@ -474,8 +491,9 @@ static int sync_pb_build(const struct wire_sync_msg *m, struct sync_pb *p)
 	return 0;
 }
 
-int wire_sync_encode(const struct wire_sync_msg *m, uint8_t *buf, size_t len,
-		     size_t *out_len)
+int
+wire_sync_encode(const struct wire_sync_msg *m, uint8_t *buf, size_t len,
+		 size_t *out_len)
 {
 	struct sync_pb p;
 	int ret;
@@ -488,7 +506,8 @@ int wire_sync_encode(const struct wire_sync_msg *m, uint8_t *buf, size_t len,
 	return ret;
 }
 
-size_t wire_sync_encoded_size(const struct wire_sync_msg *m)
+size_t
+wire_sync_encoded_size(const struct wire_sync_msg *m)
 {
 	struct sync_pb p;
 	size_t size;
@@ -500,9 +519,10 @@ size_t wire_sync_encoded_size(const struct wire_sync_msg *m)
 	return size;
 }
 
-int wire_sync_decode(const uint8_t *buf, size_t len, struct wire_sync_msg *m,
-		     struct wire_flow *entries, size_t cap,
-		     struct wire_counters *c)
+int
+wire_sync_decode(const uint8_t *buf, size_t len, struct wire_sync_msg *m,
+		 struct wire_flow *entries, size_t cap,
+		 struct wire_counters *c)
 {
 	Maglb__Sync__Envelope *env;
 	enum wire_sync_kind kind;

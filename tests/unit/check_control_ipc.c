@@ -28,6 +28,8 @@
 
 #include "config/config.h"
 #include "dataplane/control_private.h"
+#include "dataplane/core/neigh.h"
+#include "dataplane/core/reply.h"
 
 static struct control ctl;
 
@@ -106,9 +108,9 @@ static struct worker worker0;
 static struct state_ctx *sctx;
 static const uint64_t t0 = 1000000;     /* ms: any time will do */
 
-/* A control thread, not running, with the state of CONF published. */
+/* A control thread, not running, with the state of conf published. */
 static void
-ownership_setup(void)
+setup_with(const char *conf)
 {
 	char err[CONFIG_ERROR_MAX] = "";
 	struct state_port port = { .mac = { 0x02, 0xaa, 0, 0, 0, 1 }, .mtu = 1500 };
@@ -117,7 +119,7 @@ ownership_setup(void)
 	memset(&ctl, 0, sizeof(ctl));
 	memset(&shared, 0, sizeof(shared));
 	memset(&worker0, 0, sizeof(worker0));
-	ctl.cfg = config_load_string(CONF, "t.conf", err, sizeof(err));
+	ctl.cfg = config_load_string(conf, "t.conf", err, sizeof(err));
 	ck_assert_msg(ctl.cfg != NULL, "config refused: %s", err);
 	sctx = state_ctx_create(64, &port);
 	ck_assert_ptr_nonnull(sctx);
@@ -132,6 +134,12 @@ ownership_setup(void)
 	ctl.p.workers = &worker0;
 	ctl.p.n_workers = 1;
 	control_publish(&ctl, s);
+}
+
+static void
+ownership_setup(void)
+{
+	setup_with(CONF);
 }
 
 static void
@@ -278,6 +286,38 @@ START_TEST(test_disown_drops_lease)
 }
 END_TEST
 
+/* OWNERSHIP_SET with serving and no VIP (active-active): serving holds for
+ * the lease, a renewal moves its end, an ending is counted once, and a set
+ * without serving ends it at once. */
+START_TEST(test_serving_lease)
+{
+	struct wire_ctl_ownership o = { .serving = true, .lease_ms = 1000 };
+	char err[WIRE_TEXT_MAX];
+
+	ck_assert(!control_serving(&ctl));
+	ck_assert_int_eq(control_ownership_set(&ctl, &o, t0, err, sizeof(err)), 0);
+	ck_assert(control_serving(&ctl));
+	ck_assert_int_eq(control_ownership_set(&ctl, &o, t0 + 600, err, sizeof(err)), 0);
+	control_ownership_due(&ctl, t0 + 1599);
+	ck_assert(control_serving(&ctl));
+	control_ownership_due(&ctl, t0 + 1600);
+	ck_assert(!control_serving(&ctl));
+	control_ownership_due(&ctl, t0 + 9000);
+	ck_assert_uint_eq(ctl.counters[CONTROL_SERVING_EXPIRED], 1);
+	ck_assert_int_eq(control_ownership_set(&ctl, &o, t0 + 9000, err, sizeof(err)), 0);
+	o.serving = false;
+	ck_assert_int_eq(control_ownership_set(&ctl, &o, t0 + 9100, err, sizeof(err)), 0);
+	ck_assert(!control_serving(&ctl));
+	ck_assert_uint_eq(ctl.counters[CONTROL_SERVING_EXPIRED], 1);
+	/* lease 0: serving until told otherwise */
+	o = (struct wire_ctl_ownership){ .serving = true };
+	ck_assert_int_eq(control_ownership_set(&ctl, &o, t0, err, sizeof(err)), 0);
+	control_ownership_due(&ctl, t0 + 86400000ull * 365);
+	ck_assert(control_serving(&ctl));
+	ck_assert_uint_eq(sent_web(), 0);
+}
+END_TEST
+
 /* At once, then +100, +200, +400 and +800 ms: 5 for each VIP taken. */
 START_TEST(test_announce_five)
 {
@@ -403,6 +443,227 @@ START_TEST(test_reload_forgets_removed_vip)
 }
 END_TEST
 
+/* ------------------------------------------------------------- BFD */
+
+#define BFD_PEERS(peers) "bfd = { peers = ( " peers " ); interval_ms = 100; multiplier = 3; };\n"
+#define CONF_BFD CONF_HEAD BFD_PEERS("\"198.18.0.1\"") "vips = (\n" VIP_WEB "\n);\n"
+
+static const uint8_t node4[16] = { 198, 18, 0, 10 };
+static const uint8_t router4[16] = { 198, 18, 0, 1 };
+static const uint8_t router_mac[6] = { 0x02, 0xbb, 0, 0, 0, 1 };
+static uint64_t bfd_t0;                 /* us: the sessions' start */
+
+/* CONF_BFD's control thread with its sessions; the router's MAC known. */
+static void
+bfd_setup(void)
+{
+	setup_with(CONF_BFD);
+	shared.tsc_per_ms = rte_get_tsc_hz() / 1000;
+	memcpy(shared.node_addr[0], node4, 4);
+	shared.has_node_addr[0] = true;
+	ctl.neigh = neigh_create(64, NULL);
+	ck_assert_ptr_nonnull(ctl.neigh);
+	ck_assert_int_eq(control_bfd_start(&ctl), 0);
+	ck_assert_ptr_nonnull(ctl.bfd_sessions);
+	bfd_t0 = control_clock_us(&ctl);
+	ck_assert_int_ge(neigh_update(ctl.neigh, FLOW_FAMILY_IPV4, router4, router_mac,
+				      t0), 0);
+}
+
+static void
+bfd_teardown(void)
+{
+	control_bfd_stop(&ctl);
+	neigh_destroy(ctl.neigh);
+	ownership_teardown();
+}
+
+enum router_fault { CLEAN, TTL_254, BAD_CHECKSUM, TO_OTHER };
+
+/* The router's control packet p, as a frame to this node, into the
+ * control thread at now_us; control_bfd_input()'s answer. */
+static bool
+router_sends(const struct bfd_packet *p, enum router_fault fault, uint64_t now_us)
+{
+	static const uint8_t other4[16] = { 198, 18, 0, 99 };
+	uint8_t payload[BFD_PACKET_MAX], frame[128];
+	struct reply_udp u = {
+		.src_mac = router_mac, .dst_mac = shared.port.mac, .family = 4,
+		.ttl = fault == TTL_254 ? 254 : BFD_TTL, .src = router4,
+		.dst = fault == TO_OTHER ? other4 : node4, .sport = 50000, .dport = BFD_PORT,
+		.payload = payload,
+	};
+	enum dp_drop why;
+	struct pkt_meta m;
+	size_t len;
+
+	u.len = (uint16_t)bfd_packet_build(payload, p, NULL);
+	len = reply_udp(frame, sizeof(frame), &u);
+	ck_assert_uint_ne(len, 0);
+	if (fault == BAD_CHECKSUM)
+		frame[14 + 20 + 8 + 4] ^= 0x01;
+	ck_assert(pkt_parse(frame, (uint32_t)len, &m, &why));
+	return control_bfd_input(&ctl, frame, (uint32_t)len, &m, now_us);
+}
+
+/* The router's packet in state st to our session (your_discr, 0: none). */
+static struct bfd_packet
+router_packet(enum bfd_state st, uint32_t your_discr)
+{
+	return (struct bfd_packet){
+		.state = st, .detect_mult = 3, .my_discr = 0x5eed, .your_discr = your_discr,
+		.desired_min_tx_us = 100000, .required_min_rx_us = 100000,
+	};
+}
+
+/*
+ * The control packets queued since the last call, taken off the TX ring:
+ * each from node4 to the router's 3784, TTL 255, from a port in RFC
+ * 5881's range, to the router's MAC. The last one into *last; the count.
+ */
+static unsigned
+bfd_sent(struct bfd_packet *last)
+{
+	struct rte_mbuf *mb;
+	unsigned n = 0;
+
+	while (rte_ring_dequeue(tx, (void **)&mb) == 0) {
+		const uint8_t *f = rte_pktmbuf_mtod(mb, const uint8_t *);
+		struct pkt_meta m;
+		enum dp_drop why, bfd_why;
+
+		ck_assert(pkt_parse(f, rte_pktmbuf_data_len(mb), &m, &why));
+		ck_assert(memcmp(f, router_mac, 6) == 0);
+		ck_assert(m.key.proto == IPPROTO_UDP && m.key.vip_port == BFD_PORT);
+		ck_assert(memcmp(m.key.vip, router4, 4) == 0);
+		ck_assert(memcmp(m.key.client, node4, 4) == 0);
+		ck_assert_uint_ge(m.key.client_port, BFD_SOURCE_PORT_MIN);
+		ck_assert_uint_eq(m.ttl, BFD_TTL);
+		ck_assert(reply_udp_csum_ok(f + m.l2_len, f + m.l4_off, 4));
+		ck_assert(bfd_packet_parse(f + m.l4_off + 8, m.ip_len - 20u - 8u, last,
+					   (enum bfd_drop *)&bfd_why));
+		rte_pktmbuf_free(mb);
+		n++;
+	}
+	return n;
+}
+
+static enum bfd_state
+session_state(void)
+{
+	struct bfd_session_status st;
+
+	ck_assert_int_eq(bfd_session_status(ctl.bfd_sessions, 0, &st), 0);
+	return (enum bfd_state)st.state;
+}
+
+static void
+serve(bool on)
+{
+	struct wire_ctl_ownership o = { .serving = on, .lease_ms = 1000 };
+	char err[WIRE_TEXT_MAX];
+
+	ck_assert_int_eq(control_ownership_set(&ctl, &o, t0, err, sizeof(err)), 0);
+}
+
+/* Up only while serving: the router's Init is answered with Down, diag
+ * Concatenated Path Down, until syncd says serve; then Up at once; and
+ * Down again at once when serving ends. */
+START_TEST(test_bfd_up_only_serving)
+{
+	struct bfd_packet out, init;
+	uint32_t ours;
+
+	control_bfd_tick(&ctl, bfd_t0);
+	ck_assert_uint_ge(bfd_sent(&out), 1);
+	ck_assert_uint_eq(out.state, BFD_STATE_DOWN);
+	ours = out.my_discr;
+	ck_assert_uint_ne(ours, 0);
+	init = router_packet(BFD_STATE_INIT, ours);
+	ck_assert(router_sends(&init, CLEAN, bfd_t0 + 1000));
+	ck_assert_uint_eq(ctl.counters[CONTROL_BFD_ACCEPTED], 1);
+	control_bfd_tick(&ctl, bfd_t0 + 2000);
+	ck_assert_int_eq(session_state(), BFD_STATE_DOWN);
+	bfd_sent(&out);
+	serve(true);
+	control_bfd_tick(&ctl, bfd_t0 + 3000);
+	ck_assert_int_eq(session_state(), BFD_STATE_UP);
+	ck_assert_uint_ge(bfd_sent(&out), 1);
+	ck_assert_uint_eq(out.state, BFD_STATE_UP);
+	ck_assert_uint_eq(ctl.counters[CONTROL_BFD_UPS], 1);
+	serve(false);
+	control_bfd_tick(&ctl, bfd_t0 + 4000);
+	ck_assert_int_eq(session_state(), BFD_STATE_DOWN);
+	ck_assert_uint_ge(bfd_sent(&out), 1);
+	ck_assert_uint_eq(out.state, BFD_STATE_DOWN);
+	ck_assert_uint_eq(out.diag, BFD_DIAG_CONCAT_PATH_DOWN);
+	ck_assert_uint_eq(ctl.counters[CONTROL_BFD_DOWNS], 1);
+}
+END_TEST
+
+/* Bad frames are counted where they fail, and change no session. */
+START_TEST(test_bfd_bad_frames)
+{
+	struct bfd_packet init = router_packet(BFD_STATE_INIT, 0);
+	uint64_t drops[BFD_DROP_MAX];
+
+	ck_assert(router_sends(&init, TTL_254, bfd_t0));
+	ck_assert(router_sends(&init, BAD_CHECKSUM, bfd_t0));
+	ck_assert(!router_sends(&init, TO_OTHER, bfd_t0));
+	control_bfd_drops(&ctl, drops);
+	ck_assert_uint_eq(drops[BFD_DROP_BAD_TTL], 1);
+	ck_assert_uint_eq(ctl.counters[CONTROL_BFD_BAD_UDP], 1);
+	ck_assert_uint_eq(ctl.counters[CONTROL_BFD_ACCEPTED], 0);
+	ck_assert_int_eq(session_state(), BFD_STATE_DOWN);
+}
+END_TEST
+
+/* A reload with other intervals keeps the sessions; other peers make new
+ * ones, and the drop counters go on. */
+START_TEST(test_bfd_reload)
+{
+	struct bfd_packet init = router_packet(BFD_STATE_INIT, 0);
+	char err[CONFIG_ERROR_MAX];
+	struct config *cfg;
+	struct bfd *before = ctl.bfd_sessions;
+	uint64_t drops[BFD_DROP_MAX];
+
+	ck_assert(router_sends(&init, TTL_254, bfd_t0));
+	cfg = config_load_string(CONF_HEAD "bfd = { peers = ( \"198.18.0.1\" ); "
+				 "interval_ms = 200; multiplier = 3; };\nvips = (\n" VIP_WEB
+				 "\n);\n", "t.conf", err, sizeof(err));
+	ck_assert_msg(cfg != NULL, "%s", err);
+	ck_assert_int_eq(control_bfd_reload(&ctl, cfg), 0);
+	ck_assert_ptr_eq(ctl.bfd_sessions, before);
+	ck_assert_uint_eq(ctl.bfd.interval_ms, 200);
+	config_free(cfg);
+	cfg = config_load_string(CONF_HEAD BFD_PEERS("\"198.18.0.1\", \"2001:db8::1\"")
+				 "vips = (\n" VIP_WEB "\n);\n", "t.conf", err, sizeof(err));
+	ck_assert_msg(cfg != NULL, "%s", err);
+	ck_assert_int_eq(control_bfd_reload(&ctl, cfg), 0);
+	ck_assert_uint_eq(bfd_sessions(ctl.bfd_sessions), 2);
+	config_free(cfg);
+	control_bfd_drops(&ctl, drops);
+	ck_assert_uint_eq(drops[BFD_DROP_BAD_TTL], 1);
+}
+END_TEST
+
+/* No bfd section: no sessions, and BFD to this node is counted. */
+START_TEST(test_bfd_none)
+{
+	struct bfd_packet init = router_packet(BFD_STATE_INIT, 0);
+
+	control_bfd_stop(&ctl);
+	ctl.cfg->bfd.n_peers = 0;
+	ck_assert_int_eq(control_bfd_start(&ctl), 0);
+	ck_assert_ptr_null(ctl.bfd_sessions);
+	ck_assert(router_sends(&init, CLEAN, bfd_t0));
+	ck_assert_uint_eq(ctl.counters[CONTROL_BFD_NO_SESSION], 1);
+	control_bfd_tick(&ctl, bfd_t0 + 1000000);
+	ck_assert_uint_eq(bfd_sent(&init), 0);
+}
+END_TEST
+
 static Suite *
 control_ipc_suite(void)
 {
@@ -417,6 +678,7 @@ control_ipc_suite(void)
 	tcase_add_test(tc, test_lease_renewed);
 	tcase_add_test(tc, test_lease_zero);
 	tcase_add_test(tc, test_disown_drops_lease);
+	tcase_add_test(tc, test_serving_lease);
 	tcase_add_test(tc, test_unknown_vip_refused);
 	tcase_add_test(tc, test_reload_forgets_removed_vip);
 	suite_add_tcase(s, tc);
@@ -427,6 +689,13 @@ control_ipc_suite(void)
 	tcase_add_test(tc, test_announce_cancelled);
 	tcase_add_test(tc, test_renewal_not_announced);
 	suite_add_tcase(s, tc);
+	tc = tcase_create("bfd");
+	tcase_add_checked_fixture(tc, bfd_setup, bfd_teardown);
+	tcase_add_test(tc, test_bfd_up_only_serving);
+	tcase_add_test(tc, test_bfd_bad_frames);
+	tcase_add_test(tc, test_bfd_reload);
+	tcase_add_test(tc, test_bfd_none);
+	suite_add_tcase(s, tc);
 	return s;
 }
 
@@ -435,14 +704,20 @@ control_ipc_suite(void)
 static int
 eal_start(void)
 {
-	char prefix[64];
-	char *argv[] = { "check_control_ipc", "--no-huge", "--no-pci", "--no-shconf",
-			 "--no-telemetry", "-m", "64", "-l", "0", "--log-level=*:error",
-			 prefix, NULL };
+	/* writable copies: rte_eal_init() takes char ** and may permute them */
+	static char args[][48] = { "check_control_ipc", "--no-huge", "--no-pci", "--no-shconf",
+				   "--no-telemetry", "-m", "64", "-l", "0", "--log-level=*:error",
+				   "" };
+	enum { ARGS = sizeof(args) / sizeof(args[0]) };
+	char *argv[ARGS + 1];
 	size_t size;
 
-	snprintf(prefix, sizeof(prefix), "--file-prefix=check_control_ipc%ld", (long)getpid());
-	if (rte_eal_init((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) < 0)
+	snprintf(args[ARGS - 1], sizeof(args[0]), "--file-prefix=check_control_ipc%ld",
+		 (long)getpid());
+	for (int i = 0; i < ARGS; i++)
+		argv[i] = args[i];
+	argv[ARGS] = NULL;
+	if (rte_eal_init(ARGS, argv) < 0)
 		return -1;
 	pool = rte_pktmbuf_pool_create("pool", 255, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
 	tx = rte_ring_create("tx", 256, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);

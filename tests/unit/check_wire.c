@@ -10,6 +10,7 @@
  */
 #include "proto/wire.h"
 
+#include <assert.h>
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
@@ -22,12 +23,14 @@
 
 static uint64_t rng_state;
 
-static void rng_seed(uint64_t seed)
+static void
+rng_seed(uint64_t seed)
 {
 	rng_state = seed != 0 ? seed : 1;
 }
 
-static uint64_t rng_next(void)
+static uint64_t
+rng_next(void)
 {
 	/* xorshift64*: fixed seeds, same sequence everywhere */
 	rng_state ^= rng_state >> 12;
@@ -36,12 +39,14 @@ static uint64_t rng_next(void)
 	return rng_state * 0x2545f4914f6cdd1dull;
 }
 
-static uint32_t rng_below(uint32_t n)
+static uint32_t
+rng_below(uint32_t n)
 {
 	return (uint32_t)(rng_next() % n);
 }
 
-static void addr_fill(uint8_t family, uint8_t addr[WIRE_ADDR_MAX])
+static void
+addr_fill(uint8_t family, uint8_t addr[WIRE_ADDR_MAX])
 {
 	size_t len = family == AF_INET ? 4 : 16;
 
@@ -50,8 +55,9 @@ static void addr_fill(uint8_t family, uint8_t addr[WIRE_ADDR_MAX])
 		addr[i] = (uint8_t)rng_next();
 }
 
-static void flow_random(struct wire_flow *f, uint8_t family,
-			uint8_t backend_family)
+static void
+flow_random(struct wire_flow *f, uint8_t family,
+	    uint8_t backend_family)
 {
 	memset(f, 0, sizeof(*f));
 	f->family = family;
@@ -67,7 +73,8 @@ static void flow_random(struct wire_flow *f, uint8_t family,
 }
 
 /* 198.18.0.10:443 <- 198.18.1.20:51000, backend 198.19.0.5 */
-static void flow_v4(struct wire_flow *f)
+static void
+flow_v4(struct wire_flow *f)
 {
 	static const uint8_t vip[4] = { 198, 18, 0, 10 };
 	static const uint8_t client[4] = { 198, 18, 1, 20 };
@@ -87,7 +94,8 @@ static void flow_v4(struct wire_flow *f)
 }
 
 /* The same in 2001:db8::/32. */
-static void flow_v6(struct wire_flow *f)
+static void
+flow_v6(struct wire_flow *f)
 {
 	flow_v4(f);
 	f->family = f->backend_family = AF_INET6;
@@ -105,7 +113,8 @@ static void flow_v6(struct wire_flow *f)
 }
 
 /* Every field at its largest: the worst case for sizes. */
-static void flow_max(struct wire_flow *f, uint8_t family, uint8_t backend_family)
+static void
+flow_max(struct wire_flow *f, uint8_t family, uint8_t backend_family)
 {
 	flow_v6(f);
 	f->family = family;
@@ -123,7 +132,8 @@ static void flow_max(struct wire_flow *f, uint8_t family, uint8_t backend_family
 		memset(f->backend + 4, 0, 12);
 }
 
-static void flow_assert_eq(const struct wire_flow *a, const struct wire_flow *b)
+static void
+flow_assert_eq(const struct wire_flow *a, const struct wire_flow *b)
 {
 	ck_assert_uint_eq(a->family, b->family);
 	ck_assert_uint_eq(a->proto, b->proto);
@@ -138,7 +148,8 @@ static void flow_assert_eq(const struct wire_flow *a, const struct wire_flow *b)
 	ck_assert_mem_eq(a->backend, b->backend, WIRE_ADDR_MAX);
 }
 
-static uint64_t drops_total(const struct wire_counters *c)
+static uint64_t
+drops_total(const struct wire_counters *c)
 {
 	uint64_t n = 0;
 
@@ -148,7 +159,8 @@ static uint64_t drops_total(const struct wire_counters *c)
 }
 
 /* Exactly one counter moved, by one, and it is why. */
-static void assert_one_drop(const struct wire_counters *c, enum wire_drop why)
+static void
+assert_one_drop(const struct wire_counters *c, enum wire_drop why)
 {
 	ck_assert_msg(c->drops[why] == 1, "drop %s not counted",
 		      wire_drop_names[why]);
@@ -162,7 +174,8 @@ struct pbw {
 	size_t len;
 };
 
-static void pbw_varint(struct pbw *w, uint64_t v)
+static void
+pbw_varint(struct pbw *w, uint64_t v)
 {
 	do {
 		ck_assert_uint_lt(w->len, sizeof(w->buf));
@@ -171,14 +184,16 @@ static void pbw_varint(struct pbw *w, uint64_t v)
 	} while (v != 0);
 }
 
-static void pbw_uint(struct pbw *w, unsigned int field, uint64_t v)
+static void
+pbw_uint(struct pbw *w, unsigned int field, uint64_t v)
 {
 	pbw_varint(w, (uint64_t)field << 3 | 0);
 	pbw_varint(w, v);
 }
 
-static void pbw_bytes(struct pbw *w, unsigned int field, const void *p,
-		      size_t n)
+static void
+pbw_bytes(struct pbw *w, unsigned int field, const void *p,
+	  size_t n)
 {
 	pbw_varint(w, (uint64_t)field << 3 | 2);
 	pbw_varint(w, n);
@@ -188,12 +203,14 @@ static void pbw_bytes(struct pbw *w, unsigned int field, const void *p,
 	w->len += n;
 }
 
-static void pbw_message(struct pbw *w, unsigned int field, const struct pbw *m)
+static void
+pbw_message(struct pbw *w, unsigned int field, const struct pbw *m)
 {
 	pbw_bytes(w, field, m->buf, m->len);
 }
 
-static void pbw_fixed64(struct pbw *w, unsigned int field, uint64_t v)
+static void
+pbw_fixed64(struct pbw *w, unsigned int field, uint64_t v)
 {
 	pbw_varint(w, (uint64_t)field << 3 | 1);
 	ck_assert_uint_le(w->len + 8, sizeof(w->buf));
@@ -213,7 +230,8 @@ static const struct raw_flow raw_flow_ok = {
 	.lifetime_ms = 1000, .flags = WIRE_FLOW_ESTABLISHED,
 };
 
-static void pbw_flow(struct pbw *w, unsigned int field, const struct raw_flow *f)
+static void
+pbw_flow(struct pbw *w, unsigned int field, const struct raw_flow *f)
 {
 	static const uint8_t addr[32] = { 198, 18, 0, 1, 0, 0, 0, 0,
 					  0, 0, 0, 0, 0, 0, 0, 0, 0, 9 };
@@ -242,8 +260,9 @@ enum {
 };
 
 /* An Envelope (version, sender, seq 7) with one body. */
-static void pbw_sync(struct pbw *w, uint64_t version, uint64_t sender,
-		     unsigned int body_field, const struct pbw *body)
+static void
+pbw_sync(struct pbw *w, uint64_t version, uint64_t sender,
+	 unsigned int body_field, const struct pbw *body)
 {
 	w->len = 0;
 	pbw_uint(w, 1, version);
@@ -254,7 +273,8 @@ static void pbw_sync(struct pbw *w, uint64_t version, uint64_t sender,
 }
 
 /* A NEW batch of one raw entry from node 1. */
-static void pbw_sync_new(struct pbw *w, const struct raw_flow *f)
+static void
+pbw_sync_new(struct pbw *w, const struct raw_flow *f)
 {
 	struct pbw batch = { .len = 0 };
 
@@ -266,7 +286,8 @@ static void pbw_sync_new(struct pbw *w, const struct raw_flow *f)
  * Decode w and expect a drop for why, with m and entries untouched and
  * exactly one counter moved.
  */
-static void sync_expect_drop(const struct pbw *w, enum wire_drop why, int err)
+static void
+sync_expect_drop(const struct pbw *w, enum wire_drop why, int err)
 {
 	struct wire_flow entries[4], entries_before[4];
 	struct wire_sync_msg m, m_before;
@@ -285,7 +306,8 @@ static void sync_expect_drop(const struct pbw *w, enum wire_drop why, int err)
 /* ------------------------------------------------------- sync: kinds */
 
 /* What a HEALTH entry carries of a flow: the VIP's key and the backend. */
-static void backend_ref_of(struct wire_flow *f)
+static void
+backend_ref_of(struct wire_flow *f)
 {
 	memset(f->client, 0, WIRE_ADDR_MAX);
 	f->client_port = 0;
@@ -293,8 +315,9 @@ static void backend_ref_of(struct wire_flow *f)
 	f->flags = 0;
 }
 
-static void node_state_assert_eq(const struct wire_node_state *a,
-				 const struct wire_node_state *b)
+static void
+node_state_assert_eq(const struct wire_node_state *a,
+		     const struct wire_node_state *b)
 {
 	ck_assert_uint_eq(a->priority, b->priority);
 	ck_assert_int_eq(a->dataplane, b->dataplane);
@@ -312,8 +335,9 @@ static void node_state_assert_eq(const struct wire_node_state *a,
 static struct wire_flow src[BATCH_MAX], dst[BATCH_MAX];
 
 /* A message of kind with n entries of mixed families from one seed. */
-static void sync_sample(enum wire_sync_kind kind, size_t n,
-			struct wire_sync_msg *m)
+static void
+sync_sample(enum wire_sync_kind kind, size_t n,
+	    struct wire_sync_msg *m)
 {
 	static const uint8_t families[3] = { AF_INET, AF_INET6, AF_INET };
 
@@ -379,7 +403,8 @@ static void sync_sample(enum wire_sync_kind kind, size_t n,
 	}
 }
 
-static void sync_roundtrip(const struct wire_sync_msg *m, size_t cap)
+static void
+sync_roundtrip(const struct wire_sync_msg *m, size_t cap)
 {
 	static uint8_t buf[BATCH_MAX * WIRE_FLOW_ENCODED_MAX + WIRE_SYNC_HEADER_MAX];
 	struct wire_counters c = { { 0 } };
@@ -851,7 +876,8 @@ static const struct raw_ref raw_ref_ok = {
 	.vip_len = 4, .backend_len = 16, .vip_port = 443, .proto = IPPROTO_TCP,
 };
 
-static void pbw_ref(struct pbw *w, const struct raw_ref *r)
+static void
+pbw_ref(struct pbw *w, const struct raw_ref *r)
 {
 	static const uint8_t addr[16] = { 198, 18, 0, 1, 0, 0, 0, 0,
 					  0, 0, 0, 0, 0, 0, 0, 9 };
@@ -866,7 +892,8 @@ static void pbw_ref(struct pbw *w, const struct raw_ref *r)
 }
 
 /* A HealthReport of n copies of r, generation 9, from node 1. */
-static void pbw_health(struct pbw *w, const struct raw_ref *r, int n)
+static void
+pbw_health(struct pbw *w, const struct raw_ref *r, int n)
 {
 	struct pbw body = { .len = 0 };
 
@@ -940,7 +967,8 @@ START_TEST(test_sync_health_bad)
 END_TEST
 
 /* A NodeState by sync.proto's field numbers. */
-static void pbw_node_state(struct pbw *w, uint64_t role, uint64_t mode)
+static void
+pbw_node_state(struct pbw *w, uint64_t role, uint64_t mode)
 {
 	struct pbw body = { .len = 0 };
 
@@ -1126,7 +1154,8 @@ static struct wire_ctl_vip sample_vips[2];
 static struct wire_ctl_backend sample_backends[3];
 static struct wire_ctl_ownership_entry sample_owned[2];
 
-static void ctl_sample_vip_list(struct wire_ctl_msg *m)
+static void
+ctl_sample_vip_list(struct wire_ctl_msg *m)
 {
 	memset(sample_vips, 0, sizeof(sample_vips));
 	memset(sample_backends, 0, sizeof(sample_backends));
@@ -1168,7 +1197,8 @@ static struct wire_ctl_sync_digest sample_digests[3];
 static struct wire_ctl_cluster_member sample_members[3];
 
 /* Node 2 of three: 1 active, 2 (itself) passive, 3 never heard. */
-static void ctl_sample_cluster(struct wire_ctl_msg *m)
+static void
+ctl_sample_cluster(struct wire_ctl_msg *m)
 {
 	memset(sample_members, 0, sizeof(sample_members));
 	sample_members[0] = (struct wire_ctl_cluster_member){
@@ -1190,7 +1220,82 @@ static void ctl_sample_cluster(struct wire_ctl_msg *m)
 	};
 }
 
-static void ctl_sample_arrays(struct wire_ctl_msg *m)
+static struct wire_ctl_sync_group sample_groups[2];
+static struct wire_ctl_sync_drop sample_drops[2];
+
+/* Node 3: group default synced with 3 members, group edge resyncing. */
+static void
+ctl_sample_sync_status(struct wire_ctl_msg *m)
+{
+	memset(sample_groups, 0, sizeof(sample_groups));
+	memset(sample_drops, 0, sizeof(sample_drops));
+	sample_groups[0] = (struct wire_ctl_sync_group){
+		.name = "default", .state = "synced", .members = { 1, 2, 3 },
+		.n_members = 3, .entries_own = 1000, .entries_peers = 2000,
+		.digest = 0xfedcba9876543210ull, .send_queue = 4,
+		.entries_sent = 5000, .entries_received = 6000, .imported = 5999,
+		.rejected = 7, .dropped = 8, .resyncs = 1, .resync_last_ms = 1234,
+		.resync_entries_received = 2000,
+		.self_lag_p50_us = 100, .self_lag_p99_us = 900,
+		.import_lag_p50_us = 200, .import_lag_p99_us = UINT32_MAX,
+	};
+	for (uint32_t i = 0; i < WIRE_SYNC_MEMBERS_MAX; i++)
+		sample_groups[1].members[i] = i + 1;
+	sample_groups[1].n_members = WIRE_SYNC_MEMBERS_MAX;
+	memset(sample_groups[1].name, 'g', WIRE_NAME_MAX - 1);
+	strcpy(sample_groups[1].state, "resyncing");
+	sample_groups[1].donor = 1;
+	strcpy(sample_drops[0].group, "default");
+	strcpy(sample_drops[0].reason, "rejected_vip");
+	sample_drops[0].count = 7;
+	strcpy(sample_drops[1].reason, "TRUNCATED");
+	sample_drops[1].count = UINT64_MAX;
+	m->sync_status = (struct wire_ctl_sync_status){
+		.node_id = 3, .synced = false, .dataplane_connected = true,
+		.dataplane_synced = true, .entries = 3000, .cache_bytes = 1 << 20,
+		.import_queue = 12, .export_entries = 1001, .groups = sample_groups, .n_groups = 2,
+		.drops = sample_drops, .n_drops = 2,
+	};
+}
+
+/* Serving: an IPv4 session Up with keyed SHA-1, an IPv6 one Down, timed out. */
+static const struct wire_ctl_bfd_session sample_bfd_init[2] = {
+	{ .family = AF_INET, .state = WIRE_BFD_STATE_UP, .local_discriminator = 1,
+	  .remote_discriminator = UINT32_MAX, .tx_interval_us = 300000,
+	  .detect_time_us = 900000, .multiplier = 3, .remote_multiplier = 5,
+	  .state_age_ms = UINT64_MAX, .packets_in = 1u << 20, .packets_out = 12345,
+	  .state_changes = 1, .authenticated = true },
+	{ .family = AF_INET6, .state = WIRE_BFD_STATE_DOWN,
+	  .local_diag = WIRE_BFD_DIAG_DETECT_EXPIRED,
+	  .remote_diag = WIRE_BFD_DIAG_REVERSE_CONCAT_PATH_DOWN, .local_discriminator = 2,
+	  .tx_interval_us = 1000000, .detect_time_us = 3000000, .multiplier = 3,
+	  .state_age_ms = 12000, .packets_in = 10, .packets_out = 40, .state_changes = 2 },
+};
+/* A zero is sent too; the last gets the longest reason. */
+static const struct wire_ctl_bfd_drop sample_bfd_drops_init[3] = {
+	{ "BAD_TTL", 3 }, { "AUTH_BAD_DIGEST", 0 }, { "", UINT64_MAX },
+};
+static struct wire_ctl_bfd_session sample_bfd_sessions[2];
+static struct wire_ctl_bfd_drop sample_bfd_drops[3];
+
+static void
+ctl_sample_bfd_status(struct wire_ctl_msg *m)
+{
+	memcpy(sample_bfd_sessions, sample_bfd_init, sizeof(sample_bfd_sessions));
+	memcpy(sample_bfd_drops, sample_bfd_drops_init, sizeof(sample_bfd_drops));
+	for (int i = 0; i < 2; i++) {
+		addr_fill(sample_bfd_sessions[i].family, sample_bfd_sessions[i].peer);
+		addr_fill(sample_bfd_sessions[i].family, sample_bfd_sessions[i].local);
+	}
+	memset(sample_bfd_drops[2].reason, 'r', WIRE_NAME_MAX - 1);
+	m->bfd_status = (struct wire_ctl_bfd_status){
+		.serving = true, .sessions = sample_bfd_sessions, .n_sessions = 2,
+		.drops = sample_bfd_drops, .n_drops = 3,
+	};
+}
+
+static void
+ctl_sample_arrays(struct wire_ctl_msg *m)
 {
 	switch (m->kind) {
 	case WIRE_CTL_COUNTERS_RESPONSE:
@@ -1253,13 +1358,20 @@ static void ctl_sample_arrays(struct wire_ctl_msg *m)
 	case WIRE_CTL_CLUSTER_STATUS:
 		ctl_sample_cluster(m);
 		break;
+	case WIRE_CTL_SYNC_STATUS:
+		ctl_sample_sync_status(m);
+		break;
+	case WIRE_CTL_BFD_STATUS:
+		ctl_sample_bfd_status(m);
+		break;
 	default:
 		break;
 	}
 }
 
 /* Bodies of plain fields. */
-static void ctl_sample_body(struct wire_ctl_msg *m)
+static void
+ctl_sample_body(struct wire_ctl_msg *m)
 {
 	switch (m->kind) {
 	case WIRE_CTL_STATUS_RESPONSE:
@@ -1321,7 +1433,8 @@ static void ctl_sample_body(struct wire_ctl_msg *m)
 	}
 }
 
-static void ctl_sample(enum wire_ctl_kind kind, struct wire_ctl_msg *m)
+static void
+ctl_sample(enum wire_ctl_kind kind, struct wire_ctl_msg *m)
 {
 	rng_seed(0xc0de0000 + kind);
 	memset(m, 0, sizeof(*m));
@@ -1330,8 +1443,94 @@ static void ctl_sample(enum wire_ctl_kind kind, struct wire_ctl_msg *m)
 	ctl_sample_body(m);
 }
 
-static void cluster_assert_eq(const struct wire_ctl_cluster *a,
-			      const struct wire_ctl_cluster *b)
+static void
+sync_group_assert_eq(const struct wire_ctl_sync_group *x,
+		     const struct wire_ctl_sync_group *y)
+{
+	ck_assert_str_eq(x->name, y->name);
+	ck_assert_str_eq(x->state, y->state);
+	ck_assert_uint_eq(x->n_members, y->n_members);
+	ck_assert_mem_eq(x->members, y->members, x->n_members * sizeof(x->members[0]));
+	ck_assert_uint_eq(x->donor, y->donor);
+	ck_assert_uint_eq(x->entries_own, y->entries_own);
+	ck_assert_uint_eq(x->entries_peers, y->entries_peers);
+	ck_assert_uint_eq(x->digest, y->digest);
+	ck_assert_uint_eq(x->send_queue, y->send_queue);
+	ck_assert_uint_eq(x->entries_sent, y->entries_sent);
+	ck_assert_uint_eq(x->entries_received, y->entries_received);
+	ck_assert_uint_eq(x->imported, y->imported);
+	ck_assert_uint_eq(x->rejected, y->rejected);
+	ck_assert_uint_eq(x->dropped, y->dropped);
+	ck_assert_uint_eq(x->resyncs, y->resyncs);
+	ck_assert_uint_eq(x->resync_last_ms, y->resync_last_ms);
+	ck_assert_uint_eq(x->resync_entries_received, y->resync_entries_received);
+	ck_assert_uint_eq(x->self_lag_p50_us, y->self_lag_p50_us);
+	ck_assert_uint_eq(x->self_lag_p99_us, y->self_lag_p99_us);
+	ck_assert_uint_eq(x->import_lag_p50_us, y->import_lag_p50_us);
+	ck_assert_uint_eq(x->import_lag_p99_us, y->import_lag_p99_us);
+}
+
+static void
+sync_status_assert_eq(const struct wire_ctl_sync_status *a,
+		      const struct wire_ctl_sync_status *b)
+{
+	ck_assert_uint_eq(a->node_id, b->node_id);
+	ck_assert_int_eq(a->synced, b->synced);
+	ck_assert_int_eq(a->dataplane_connected, b->dataplane_connected);
+	ck_assert_int_eq(a->dataplane_synced, b->dataplane_synced);
+	ck_assert_uint_eq(a->entries, b->entries);
+	ck_assert_uint_eq(a->cache_bytes, b->cache_bytes);
+	ck_assert_uint_eq(a->import_queue, b->import_queue);
+	ck_assert_uint_eq(a->export_entries, b->export_entries);
+	ck_assert_uint_eq(a->n_groups, b->n_groups);
+	for (size_t i = 0; i < a->n_groups; i++)
+		sync_group_assert_eq(&a->groups[i], &b->groups[i]);
+	ck_assert_uint_eq(a->n_drops, b->n_drops);
+	for (size_t i = 0; i < a->n_drops; i++) {
+		ck_assert_str_eq(a->drops[i].group, b->drops[i].group);
+		ck_assert_str_eq(a->drops[i].reason, b->drops[i].reason);
+		ck_assert_uint_eq(a->drops[i].count, b->drops[i].count);
+	}
+}
+
+/* A session's fields but its addresses, compared as numbers. */
+#define BFD_SESSION_NUMBERS(X) \
+	X(family) X(state) X(local_diag) X(remote_diag) X(local_discriminator) \
+	X(remote_discriminator) X(tx_interval_us) X(detect_time_us) X(multiplier) \
+	X(remote_multiplier) X(state_age_ms) X(packets_in) X(packets_out) \
+	X(state_changes) X(authenticated)
+#define BFD_SESSION_ASSERT_EQ_(field) ck_assert_uint_eq(x->field, y->field);
+
+static void
+bfd_session_assert_eq(const struct wire_ctl_bfd_session *x,
+		      const struct wire_ctl_bfd_session *y)
+{
+	ck_assert_mem_eq(x->peer, y->peer, WIRE_ADDR_MAX);
+	ck_assert_mem_eq(x->local, y->local, WIRE_ADDR_MAX);
+	BFD_SESSION_NUMBERS(BFD_SESSION_ASSERT_EQ_)
+}
+
+#undef BFD_SESSION_ASSERT_EQ_
+#undef BFD_SESSION_NUMBERS
+
+static void
+bfd_status_assert_eq(const struct wire_ctl_bfd_status *a,
+		     const struct wire_ctl_bfd_status *b)
+{
+	ck_assert_int_eq(a->serving, b->serving);
+	ck_assert_uint_eq(a->n_sessions, b->n_sessions);
+	for (size_t i = 0; i < a->n_sessions; i++)
+		bfd_session_assert_eq(&a->sessions[i], &b->sessions[i]);
+	ck_assert_uint_eq(a->n_drops, b->n_drops);
+	/* A reason NUL-padded (wire_string_copy() and the samples) and a count. */
+	static_assert(sizeof(*a->drops) == WIRE_NAME_MAX + sizeof(uint64_t), "no padding");
+	if (a->n_drops > 0)
+		ck_assert_mem_eq(a->drops, b->drops, a->n_drops * sizeof(*a->drops));
+}
+
+static void
+cluster_assert_eq(const struct wire_ctl_cluster *a,
+		  const struct wire_ctl_cluster *b)
 {
 	ck_assert_uint_eq(a->node_id, b->node_id);
 	ck_assert_int_eq(a->mode, b->mode);
@@ -1360,9 +1559,43 @@ static void cluster_assert_eq(const struct wire_ctl_cluster *a,
 	}
 }
 
+static void
+vip_list_assert_eq(const struct wire_ctl_vip_list *a, const struct wire_ctl_vip_list *b)
+{
+	ck_assert_uint_eq(a->n_vips, b->n_vips);
+	ck_assert_uint_eq(a->n_backends, b->n_backends);
+	for (size_t i = 0; i < a->n_vips; i++) {
+		const struct wire_ctl_vip *x = &a->vips[i];
+		const struct wire_ctl_vip *y = &b->vips[i];
+
+		ck_assert_str_eq(x->name, y->name);
+		ck_assert_uint_eq(x->family, y->family);
+		ck_assert_uint_eq(x->proto, y->proto);
+		ck_assert_uint_eq(x->port, y->port);
+		ck_assert_mem_eq(x->address, y->address, WIRE_ADDR_MAX);
+		ck_assert_int_eq(x->owned, y->owned);
+		ck_assert_uint_eq(x->backends_up, y->backends_up);
+		ck_assert_uint_eq(x->flows, y->flows);
+		ck_assert_uint_eq(x->maglev_digest, y->maglev_digest);
+	}
+	for (size_t i = 0; i < a->n_backends; i++) {
+		const struct wire_ctl_backend *x = &a->backends[i];
+		const struct wire_ctl_backend *y = &b->backends[i];
+
+		ck_assert_str_eq(x->vip, y->vip);
+		ck_assert_uint_eq(x->family, y->family);
+		ck_assert_mem_eq(x->address, y->address, WIRE_ADDR_MAX);
+		ck_assert_uint_eq(x->weight, y->weight);
+		ck_assert_int_eq(x->state, y->state);
+		ck_assert_int_eq(x->next_hop_resolved, y->next_hop_resolved);
+		ck_assert_mem_eq(x->next_hop_mac, y->next_hop_mac, WIRE_MAC_LEN);
+	}
+}
+
 /* Array fields of decoded messages, element by element. */
-static void ctl_assert_arrays_eq(const struct wire_ctl_msg *a,
-				 const struct wire_ctl_msg *b)
+static void
+ctl_assert_arrays_eq(const struct wire_ctl_msg *a,
+		     const struct wire_ctl_msg *b)
 {
 	switch (a->kind) {
 	case WIRE_CTL_COUNTERS_RESPONSE:
@@ -1377,34 +1610,7 @@ static void ctl_assert_arrays_eq(const struct wire_ctl_msg *a,
 		}
 		break;
 	case WIRE_CTL_VIP_LIST_RESPONSE:
-		ck_assert_uint_eq(a->vip_list.n_vips, b->vip_list.n_vips);
-		ck_assert_uint_eq(a->vip_list.n_backends, b->vip_list.n_backends);
-		for (size_t i = 0; i < a->vip_list.n_vips; i++) {
-			const struct wire_ctl_vip *x = &a->vip_list.vips[i];
-			const struct wire_ctl_vip *y = &b->vip_list.vips[i];
-
-			ck_assert_str_eq(x->name, y->name);
-			ck_assert_uint_eq(x->family, y->family);
-			ck_assert_uint_eq(x->proto, y->proto);
-			ck_assert_uint_eq(x->port, y->port);
-			ck_assert_mem_eq(x->address, y->address, WIRE_ADDR_MAX);
-			ck_assert_int_eq(x->owned, y->owned);
-			ck_assert_uint_eq(x->backends_up, y->backends_up);
-			ck_assert_uint_eq(x->flows, y->flows);
-			ck_assert_uint_eq(x->maglev_digest, y->maglev_digest);
-		}
-		for (size_t i = 0; i < a->vip_list.n_backends; i++) {
-			const struct wire_ctl_backend *x = &a->vip_list.backends[i];
-			const struct wire_ctl_backend *y = &b->vip_list.backends[i];
-
-			ck_assert_str_eq(x->vip, y->vip);
-			ck_assert_uint_eq(x->family, y->family);
-			ck_assert_mem_eq(x->address, y->address, WIRE_ADDR_MAX);
-			ck_assert_uint_eq(x->weight, y->weight);
-			ck_assert_int_eq(x->state, y->state);
-			ck_assert_int_eq(x->next_hop_resolved, y->next_hop_resolved);
-			ck_assert_mem_eq(x->next_hop_mac, y->next_hop_mac, WIRE_MAC_LEN);
-		}
+		vip_list_assert_eq(&a->vip_list, &b->vip_list);
 		break;
 	case WIRE_CTL_OWNERSHIP_SET:
 		ck_assert_uint_eq(a->ownership.count, b->ownership.count);
@@ -1451,14 +1657,21 @@ static void ctl_assert_arrays_eq(const struct wire_ctl_msg *a,
 	case WIRE_CTL_CLUSTER_STATUS:
 		cluster_assert_eq(&a->cluster, &b->cluster);
 		break;
+	case WIRE_CTL_SYNC_STATUS:
+		sync_status_assert_eq(&a->sync_status, &b->sync_status);
+		break;
+	case WIRE_CTL_BFD_STATUS:
+		bfd_status_assert_eq(&a->bfd_status, &b->bfd_status);
+		break;
 	default:
 		break;
 	}
 }
 
 /* Bodies without arrays: field by field. */
-static void ctl_assert_eq(const struct wire_ctl_msg *a,
-			  const struct wire_ctl_msg *b)
+static void
+ctl_assert_eq(const struct wire_ctl_msg *a,
+	      const struct wire_ctl_msg *b)
 {
 	ck_assert_int_eq(a->kind, b->kind);
 	ck_assert_uint_eq(a->request_id, b->request_id);
@@ -1528,7 +1741,8 @@ static void ctl_assert_eq(const struct wire_ctl_msg *a,
 	}
 }
 
-static size_t ctl_encode(const struct wire_ctl_msg *m, uint8_t *buf, size_t len)
+static size_t
+ctl_encode(const struct wire_ctl_msg *m, uint8_t *buf, size_t len)
 {
 	size_t out = 0;
 
@@ -1620,8 +1834,50 @@ START_TEST(test_ctl_encode_invalid)
 	ctl_sample(WIRE_CTL_CLUSTER_STATUS, &m);
 	m.cluster.members = NULL;
 	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ctl_sample(WIRE_CTL_SYNC_STATUS, &m);
+	m.sync_status.node_id = 0;
+	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ctl_sample(WIRE_CTL_SYNC_STATUS, &m);
+	sample_groups[1].n_members = WIRE_SYNC_MEMBERS_MAX + 1;
+	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ctl_sample(WIRE_CTL_SYNC_STATUS, &m);
+	sample_groups[0].members[1] = 0;
+	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ctl_sample(WIRE_CTL_SYNC_STATUS, &m);
+	memset(sample_drops[0].reason, 'r', WIRE_NAME_MAX);      /* no NUL */
+	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ctl_sample(WIRE_CTL_SYNC_STATUS, &m);
+	m.sync_status.groups = NULL;
+	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
 	ctl_sample(WIRE_CTL_ERROR, &m);
 	m.kind = WIRE_CTL_KIND_MAX;
+	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ck_assert_uint_eq(wire_ctl_encoded_size(&m), 0);
+}
+END_TEST
+
+/* Ways to spoil the sample BFD status: the encoder refuses each. */
+enum {
+	BFD_BAD_FAMILY, BFD_BAD_STATE, BFD_BAD_LOCAL_DIAG, BFD_BAD_REMOTE_DIAG,
+	BFD_BAD_REASON, BFD_NO_DROPS, BFD_NO_SESSIONS, BFD_BAD_MAX
+};
+
+START_TEST(test_ctl_bfd_encode_invalid)
+{
+	struct wire_ctl_msg m;
+	uint8_t buf[4096];
+	size_t len;
+
+	ctl_sample(WIRE_CTL_BFD_STATUS, &m);
+	switch (_i) {
+	case BFD_BAD_FAMILY: sample_bfd_sessions[1].family = 0; break;
+	case BFD_BAD_STATE: sample_bfd_sessions[0].state = WIRE_BFD_STATE_MAX; break;
+	case BFD_BAD_LOCAL_DIAG: sample_bfd_sessions[0].local_diag = WIRE_BFD_DIAG_MAX; break;
+	case BFD_BAD_REMOTE_DIAG: sample_bfd_sessions[1].remote_diag = WIRE_BFD_DIAG_MAX; break;
+	case BFD_BAD_REASON: memset(sample_bfd_drops[0].reason, 'r', WIRE_NAME_MAX); break;
+	case BFD_NO_DROPS: m.bfd_status.drops = NULL; break;
+	default: m.bfd_status.sessions = NULL; break;
+	}
 	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
 	ck_assert_uint_eq(wire_ctl_encoded_size(&m), 0);
 }
@@ -1641,11 +1897,16 @@ enum {
 	CTL_BODY_CLUSTER_REQUEST = 30,
 	CTL_BODY_CLUSTER_STATUS = 31,
 	CTL_BODY_CLUSTER_STANDBY = 32,
+	CTL_BODY_SYNC_STATUS_REQUEST = 33,
+	CTL_BODY_SYNC_STATUS = 34,
+	CTL_BODY_BFD_STATUS_REQUEST = 35,
+	CTL_BODY_BFD_STATUS = 36,
 	CTL_BODY_UNKNOWN = 99,
 };
 
-static void pbw_ctl(struct pbw *w, uint64_t version, unsigned int body_field,
-		    const struct pbw *body)
+static void
+pbw_ctl(struct pbw *w, uint64_t version, unsigned int body_field,
+	const struct pbw *body)
 {
 	w->len = 0;
 	pbw_uint(w, 1, version);
@@ -1653,7 +1914,8 @@ static void pbw_ctl(struct pbw *w, uint64_t version, unsigned int body_field,
 	pbw_message(w, body_field, body);
 }
 
-static void ctl_expect_drop(const struct pbw *w, enum wire_drop why)
+static void
+ctl_expect_drop(const struct pbw *w, enum wire_drop why)
 {
 	struct wire_counters c = { { 0 } };
 	struct wire_ctl_msg m, before;
@@ -1736,7 +1998,8 @@ START_TEST(test_ctl_bad_flows)
 END_TEST
 
 /* A VIP list with one backend whose next-hop MAC has mac_len bytes. */
-static void pbw_backend_mac(struct pbw *w, size_t mac_len)
+static void
+pbw_backend_mac(struct pbw *w, size_t mac_len)
 {
 	static const uint8_t addr[4] = { 198, 18, 2, 11 };
 	static const uint8_t mac[8] = { 2, 0, 0, 0, 0, 1, 0, 0 };
@@ -1778,7 +2041,8 @@ START_TEST(test_ctl_next_hop_mac)
 END_TEST
 
 /* Decode w, expecting success and no drop; wire_ctl_msg_free() m after. */
-static void ctl_decode_ok(const struct pbw *w, struct wire_ctl_msg *m)
+static void
+ctl_decode_ok(const struct pbw *w, struct wire_ctl_msg *m)
 {
 	struct wire_counters c = { { 0 } };
 
@@ -1841,7 +2105,8 @@ START_TEST(test_ctl_raw_lease_and_digests)
 END_TEST
 
 /* A ClusterMember by control.proto's numbers, the flags all set. */
-static void pbw_member(struct pbw *w, uint64_t id, uint64_t role, bool known)
+static void
+pbw_member(struct pbw *w, uint64_t id, uint64_t role, bool known)
 {
 	struct pbw m = { .len = 0 };
 
@@ -1855,8 +2120,9 @@ static void pbw_member(struct pbw *w, uint64_t id, uint64_t role, bool known)
 }
 
 /* A ClusterStatus of node_id, role and mode, with the members in members. */
-static void pbw_cluster(struct pbw *w, uint64_t node_id, uint64_t role,
-			uint64_t mode, const struct pbw *members)
+static void
+pbw_cluster(struct pbw *w, uint64_t node_id, uint64_t role,
+	    uint64_t mode, const struct pbw *members)
 {
 	struct pbw body = { .len = 0 };
 
@@ -1959,6 +2225,394 @@ START_TEST(test_ctl_cluster_requests)
 }
 END_TEST
 
+/*
+ * PROVISIONAL travels in a dump's and a lookup's entries, and nowhere else:
+ * an export batch and a sync message drop it.
+ */
+START_TEST(test_ctl_provisional_flag)
+{
+	static uint8_t buf[4096];
+	struct wire_counters c = { { 0 } };
+	struct wire_flow f[2], got;
+	struct wire_ctl_msg m, out;
+	struct wire_sync_msg sm;
+	size_t len;
+
+	flow_v4(&f[0]);
+	flow_v6(&f[1]);
+	f[0].flags = WIRE_FLOW_PROVISIONAL;
+	f[1].flags = WIRE_FLOW_ESTABLISHED | WIRE_FLOW_PROVISIONAL;
+	memset(&m, 0, sizeof(m));
+	m.kind = WIRE_CTL_DUMP_RESPONSE;
+	m.dump = (struct wire_ctl_dump){ .entries = f, .count = 2 };
+	len = ctl_encode(&m, buf, sizeof(buf));
+	ck_assert_int_eq(wire_ctl_decode(buf, len, &out, &c), 0);
+	ck_assert_uint_eq(out.dump.entries[0].flags, WIRE_FLOW_PROVISIONAL);
+	ck_assert_uint_eq(out.dump.entries[1].flags,
+			  WIRE_FLOW_ESTABLISHED | WIRE_FLOW_PROVISIONAL);
+	wire_ctl_msg_free(&out);
+
+	memset(&m, 0, sizeof(m));
+	m.kind = WIRE_CTL_FLOW_LOOKUP_RESPONSE;
+	m.lookup = (struct wire_ctl_lookup){ .table = WIRE_FLOW_TABLE_WORKER, .flow = f[1] };
+	len = ctl_encode(&m, buf, sizeof(buf));
+	ck_assert_int_eq(wire_ctl_decode(buf, len, &out, &c), 0);
+	ck_assert_uint_eq(out.lookup.flow.flags, WIRE_FLOW_ESTABLISHED | WIRE_FLOW_PROVISIONAL);
+
+	memset(&m, 0, sizeof(m));
+	m.kind = WIRE_CTL_EXPORT_BATCH;
+	m.flows = (struct wire_ctl_flows){ .event = WIRE_FLOW_EVENT_NEW, .entries = f, .count = 2 };
+	len = ctl_encode(&m, buf, sizeof(buf));
+	ck_assert_int_eq(wire_ctl_decode(buf, len, &out, &c), 0);
+	ck_assert_uint_eq(out.flows.entries[0].flags, 0);
+	ck_assert_uint_eq(out.flows.entries[1].flags, WIRE_FLOW_ESTABLISHED);
+	wire_ctl_msg_free(&out);
+
+	memset(&sm, 0, sizeof(sm));
+	sm.kind = WIRE_SYNC_NEW;
+	sm.node_id = 1;
+	sm.entries = &f[1];
+	sm.count = 1;
+	ck_assert_int_eq(wire_sync_encode(&sm, buf, sizeof(buf), &len), 0);
+	ck_assert_int_eq(wire_sync_decode(buf, len, &sm, &got, 1, &c), 0);
+	ck_assert_uint_eq(got.flags, WIRE_FLOW_ESTABLISHED);
+	ck_assert_uint_eq(drops_total(&c), 0);
+	ck_assert_str_eq(wire_flow_flag_names[3], "provisional");
+}
+END_TEST
+
+/*
+ * A body of no fields as field decodes as request, which a client may
+ * send; its answer may not be sent as one.
+ */
+static void
+ctl_expect_empty_request(unsigned int field, enum wire_ctl_kind request,
+			 enum wire_ctl_kind answer)
+{
+	struct pbw body = { .len = 0 }, w;
+	struct wire_ctl_msg m;
+
+	pbw_ctl(&w, WIRE_VERSION, field, &body);
+	ctl_decode_ok(&w, &m);
+	ck_assert_int_eq(m.kind, request);
+	ck_assert(wire_ctl_kind_is_request(request));
+	ck_assert(!wire_ctl_kind_is_request(answer));
+}
+
+/* A SyncGroupStatus by control.proto's numbers: n_members members from 1. */
+static void
+pbw_sync_group(struct pbw *w, const char *name, const char *state,
+	       uint32_t first_member, unsigned int n_members)
+{
+	struct pbw g = { .len = 0 };
+
+	pbw_bytes(&g, 1, name, strlen(name));
+	pbw_bytes(&g, 2, state, strlen(state));
+	for (unsigned int i = 0; i < n_members; i++)
+		pbw_uint(&g, 3, first_member + i);
+	pbw_uint(&g, 4, 2);
+	pbw_uint(&g, 5, 10);
+	pbw_uint(&g, 6, 20);
+	pbw_fixed64(&g, 7, 0x0123456789abcdefull);
+	for (unsigned int field = 8; field <= 20; field++)
+		pbw_uint(&g, field, 100 + field);
+	pbw_message(w, 8, &g);
+}
+
+/* A SyncStatus of node_id with the groups and drops in rest. */
+static void
+pbw_sync_status(struct pbw *w, uint64_t node_id, const struct pbw *rest)
+{
+	struct pbw body = { .len = 0 };
+
+	pbw_uint(&body, 1, node_id);
+	for (unsigned int field = 2; field <= 4; field++)
+		pbw_uint(&body, field, 1);
+	pbw_uint(&body, 5, 30);
+	pbw_uint(&body, 6, 1200);
+	pbw_uint(&body, 7, 5);
+	pbw_uint(&body, 10, 40);
+	memcpy(body.buf + body.len, rest->buf, rest->len);
+	body.len += rest->len;
+	pbw_ctl(w, WIRE_VERSION, CTL_BODY_SYNC_STATUS, &body);
+}
+
+static void
+pbw_sync_drop(struct pbw *w, const char *group, const char *reason,
+	      uint64_t count)
+{
+	struct pbw d = { .len = 0 };
+
+	pbw_bytes(&d, 1, group, strlen(group));
+	pbw_bytes(&d, 2, reason, strlen(reason));
+	pbw_uint(&d, 3, count);
+	pbw_message(w, 9, &d);
+}
+
+START_TEST(test_ctl_sync_status_raw)
+{
+	struct pbw rest = { .len = 0 }, w;
+	const struct wire_ctl_sync_group *g;
+	struct wire_ctl_msg m;
+
+	pbw_sync_group(&rest, "default", "resyncing", 1, 3);
+	pbw_sync_group(&rest, "edge", "joining", 0, 0);
+	pbw_sync_drop(&rest, "default", "drop_decode", 4);
+	pbw_sync_drop(&rest, "", "TRUNCATED", 4);
+	pbw_sync_status(&w, 2, &rest);
+	ctl_decode_ok(&w, &m);
+	ck_assert_int_eq(m.kind, WIRE_CTL_SYNC_STATUS);
+	ck_assert_uint_eq(m.sync_status.node_id, 2);
+	ck_assert(m.sync_status.synced && m.sync_status.dataplane_connected &&
+		  m.sync_status.dataplane_synced);
+	ck_assert_uint_eq(m.sync_status.entries, 30);
+	ck_assert_uint_eq(m.sync_status.cache_bytes, 1200);
+	ck_assert_uint_eq(m.sync_status.import_queue, 5);
+	ck_assert_uint_eq(m.sync_status.n_groups, 2);
+	g = &m.sync_status.groups[0];
+	ck_assert_str_eq(g->name, "default");
+	ck_assert_str_eq(g->state, "resyncing");
+	ck_assert_uint_eq(g->n_members, 3);
+	ck_assert_uint_eq(g->members[2], 3);
+	ck_assert_uint_eq(g->donor, 2);
+	ck_assert_uint_eq(g->entries_own, 10);
+	ck_assert_uint_eq(g->entries_peers, 20);
+	ck_assert_uint_eq(g->digest, 0x0123456789abcdefull);
+	ck_assert_uint_eq(g->send_queue, 108);
+	ck_assert_uint_eq(g->entries_sent, 109);
+	ck_assert_uint_eq(g->resyncs, 114);
+	ck_assert_uint_eq(g->resync_last_ms, 115);
+	ck_assert_uint_eq(g->import_lag_p99_us, 119);
+	ck_assert_uint_eq(g->resync_entries_received, 120);
+	ck_assert_uint_eq(m.sync_status.export_entries, 40);
+	ck_assert_uint_eq(m.sync_status.groups[1].n_members, 0);
+	ck_assert_uint_eq(m.sync_status.n_drops, 2);
+	ck_assert_str_eq(m.sync_status.drops[0].reason, "drop_decode");
+	ck_assert_str_eq(m.sync_status.drops[1].group, "");
+	wire_ctl_msg_free(&m);
+	ctl_expect_empty_request(CTL_BODY_SYNC_STATUS_REQUEST, WIRE_CTL_SYNC_STATUS_REQUEST,
+				 WIRE_CTL_SYNC_STATUS);
+}
+END_TEST
+
+/*
+ * A valid message w (from pbw_ctl()) of another version, as a kind this
+ * node does not know, and cut at every length: the envelope's version
+ * and request id alone (2 and 4 bytes) have no body; any other prefix
+ * cuts a field short.
+ */
+static void
+ctl_expect_envelope_drops(const struct pbw *w)
+{
+	struct pbw body = { .len = 0 }, other = *w;
+
+	other.buf[1] = 2;                               /* Envelope.version */
+	ctl_expect_drop(&other, WIRE_DROP_BAD_VERSION);
+	memcpy(body.buf, w->buf, w->len);
+	body.len = w->len;
+	pbw_ctl(&other, WIRE_VERSION, CTL_BODY_UNKNOWN, &body);
+	ctl_expect_drop(&other, WIRE_DROP_UNKNOWN_KIND);
+	for (size_t n = 1; n < w->len; n++) {
+		struct wire_counters c = { { 0 } };
+		struct wire_ctl_msg m;
+
+		ck_assert_int_lt(wire_ctl_decode(w->buf, n, &m, &c), 0);
+		assert_one_drop(&c, n == 2 || n == 4 ? WIRE_DROP_UNKNOWN_KIND :
+				WIRE_DROP_TRUNCATED);
+	}
+}
+
+START_TEST(test_ctl_sync_status_bad)
+{
+	char name[WIRE_NAME_MAX + 1];
+	struct pbw rest = { .len = 0 }, w;
+
+	memset(name, 'x', WIRE_NAME_MAX);
+	name[WIRE_NAME_MAX] = '\0';
+	pbw_sync_status(&w, 0, &rest);                  /* no node id */
+	ctl_expect_drop(&w, WIRE_DROP_BAD_SENDER);
+	pbw_sync_group(&rest, "default", "synced", 0, 2);       /* member 0 */
+	pbw_sync_status(&w, 1, &rest);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_SENDER);
+	rest.len = 0;
+	pbw_sync_group(&rest, "default", "synced", 1, WIRE_SYNC_MEMBERS_MAX + 1);
+	pbw_sync_status(&w, 1, &rest);
+	ctl_expect_drop(&w, WIRE_DROP_TOO_MANY_ENTRIES);
+	rest.len = 0;
+	pbw_sync_group(&rest, name, "synced", 1, 1);
+	pbw_sync_status(&w, 1, &rest);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_STRING);
+	rest.len = 0;
+	pbw_sync_group(&rest, "default", name, 1, 1);
+	pbw_sync_status(&w, 1, &rest);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_STRING);
+	rest.len = 0;
+	pbw_sync_drop(&rest, "", name, 1);
+	pbw_sync_status(&w, 1, &rest);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_STRING);
+	rest.len = 0;
+	pbw_sync_drop(&rest, name, "drop_decode", 1);
+	pbw_sync_status(&w, 1, &rest);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_STRING);
+
+	rest.len = 0;
+	pbw_sync_group(&rest, "default", "synced", 1, 3);
+	pbw_sync_drop(&rest, "default", "rejected_vip", 9);
+	pbw_sync_status(&w, 1, &rest);
+	ctl_expect_envelope_drops(&w);
+}
+END_TEST
+
+/* A BfdSession by control.proto's numbers: lengths and enums to taste. */
+struct raw_bfd {
+	size_t peer_len, local_len;
+	uint64_t state, local_diag, remote_diag;
+};
+
+static const struct raw_bfd raw_bfd_up = {
+	.peer_len = 4, .local_len = 4, .state = 3,     /* Up, diags none */
+};
+
+/* Fields 6..15 are 100 + their number; authenticated. */
+static void
+pbw_bfd_session(struct pbw *w, const struct raw_bfd *b)
+{
+	static const uint8_t peer[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+	static const uint8_t local[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 10 };
+	struct pbw s = { .len = 0 };
+
+	pbw_bytes(&s, 1, peer, b->peer_len);
+	pbw_bytes(&s, 2, local, b->local_len);
+	pbw_uint(&s, 3, b->state);
+	pbw_uint(&s, 4, b->local_diag);
+	pbw_uint(&s, 5, b->remote_diag);
+	for (unsigned int field = 6; field <= 15; field++)
+		pbw_uint(&s, field, 100 + field);
+	pbw_uint(&s, 16, 1);
+	pbw_message(w, 2, &s);
+}
+
+/* A BfdStatus, serving, of the sessions and drops in rest. */
+static void
+pbw_bfd_status(struct pbw *w, const struct pbw *rest)
+{
+	struct pbw body = { .len = 0 };
+
+	pbw_uint(&body, 1, 1);
+	memcpy(body.buf + body.len, rest->buf, rest->len);
+	body.len += rest->len;
+	pbw_ctl(w, WIRE_VERSION, CTL_BODY_BFD_STATUS, &body);
+}
+
+/* One raw session in a status, dropped for why. */
+static void
+bfd_expect_drop(const struct raw_bfd *b, enum wire_drop why)
+{
+	struct pbw rest = { .len = 0 }, w;
+
+	pbw_bfd_session(&rest, b);
+	pbw_bfd_status(&w, &rest);
+	ctl_expect_drop(&w, why);
+}
+
+/* What pbw_bfd_session() of raw_bfd_up decodes to: field n holds 100 + n. */
+static const struct wire_ctl_bfd_session raw_bfd_up_decoded = {
+	.family = AF_INET, .peer = { 0x20, 0x01, 0x0d, 0xb8 }, .local = { 0x20, 0x01, 0x0d, 0xb8 },
+	.state = WIRE_BFD_STATE_UP, .local_discriminator = 106, .remote_discriminator = 107,
+	.tx_interval_us = 108, .detect_time_us = 109, .remote_multiplier = 110,
+	.multiplier = 111, .state_age_ms = 112, .packets_in = 113, .packets_out = 114,
+	.state_changes = 115, .authenticated = true,
+};
+
+START_TEST(test_ctl_bfd_status_raw)
+{
+	struct pbw rest = { .len = 0 }, drop = { .len = 0 }, w;
+	struct wire_ctl_bfd_session want = raw_bfd_up_decoded;
+	struct raw_bfd v6 = raw_bfd_up;
+	struct wire_ctl_msg m;
+
+	v6.peer_len = v6.local_len = 16;
+	v6.state = 1;           /* Down, control detection time expired */
+	v6.local_diag = 1;
+	v6.remote_diag = 8;
+	pbw_bfd_session(&rest, &raw_bfd_up);
+	pbw_bfd_session(&rest, &v6);
+	pbw_bytes(&drop, 1, "BAD_TTL", 7);
+	pbw_uint(&drop, 2, 3);
+	pbw_message(&rest, 3, &drop);
+	pbw_bfd_status(&w, &rest);
+	ctl_decode_ok(&w, &m);
+	ck_assert_int_eq(m.kind, WIRE_CTL_BFD_STATUS);
+	ck_assert(m.bfd_status.serving);
+	ck_assert_uint_eq(m.bfd_status.n_sessions, 2);
+	bfd_session_assert_eq(&m.bfd_status.sessions[0], &want);
+	want.family = AF_INET6;
+	want.peer[15] = 1;
+	want.local[15] = 10;
+	want.state = WIRE_BFD_STATE_DOWN;
+	want.local_diag = WIRE_BFD_DIAG_DETECT_EXPIRED;
+	want.remote_diag = WIRE_BFD_DIAG_REVERSE_CONCAT_PATH_DOWN;
+	bfd_session_assert_eq(&m.bfd_status.sessions[1], &want);
+	ck_assert_uint_eq(m.bfd_status.n_drops, 1);
+	ck_assert_str_eq(m.bfd_status.drops[0].reason, "BAD_TTL");
+	ck_assert_uint_eq(m.bfd_status.drops[0].count, 3);
+	wire_ctl_msg_free(&m);
+
+	/* proto3 leaves zeros out: a session never set is AdminDown, diag none */
+	rest.len = 0;
+	pbw_message(&rest, 2, &(struct pbw){ .len = 0 });
+	pbw_bfd_status(&w, &rest);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_ADDRESS);     /* but it has no peer */
+	v6.state = v6.local_diag = v6.remote_diag = 0;
+	rest.len = 0;
+	pbw_bfd_session(&rest, &v6);
+	pbw_bfd_status(&w, &rest);
+	ctl_decode_ok(&w, &m);
+	ck_assert_int_eq(m.bfd_status.sessions[0].state, WIRE_BFD_STATE_ADMIN_DOWN);
+	ck_assert_int_eq(m.bfd_status.sessions[0].remote_diag, WIRE_BFD_DIAG_NONE);
+	wire_ctl_msg_free(&m);
+	ctl_expect_empty_request(CTL_BODY_BFD_STATUS_REQUEST, WIRE_CTL_BFD_STATUS_REQUEST,
+				 WIRE_CTL_BFD_STATUS);
+}
+END_TEST
+
+START_TEST(test_ctl_bfd_status_bad)
+{
+	static const struct {
+		struct raw_bfd b;
+		enum wire_drop why;
+	} cases[] = {
+		{ { .peer_len = 5, .local_len = 5, .state = 3 }, WIRE_DROP_BAD_ADDRESS },
+		{ { .peer_len = 0, .local_len = 4, .state = 3 }, WIRE_DROP_BAD_ADDRESS },
+		{ { .peer_len = 4, .local_len = 0, .state = 3 }, WIRE_DROP_BAD_ADDRESS },
+		{ { .peer_len = 4, .local_len = 16, .state = 3 }, WIRE_DROP_BAD_ADDRESS },
+		{ { .peer_len = 4, .local_len = 4, .state = 4 }, WIRE_DROP_BAD_ENUM },
+		{ { .peer_len = 4, .local_len = 4, .state = UINT64_MAX }, WIRE_DROP_BAD_ENUM },
+		{ { .peer_len = 4, .local_len = 4, .local_diag = 9 }, WIRE_DROP_BAD_ENUM },
+		/* 9..31 are reserved by RFC 5880: unknown here */
+		{ { .peer_len = 4, .local_len = 4, .remote_diag = 31 }, WIRE_DROP_BAD_ENUM },
+	};
+	char reason[WIRE_NAME_MAX];
+	struct pbw rest = { .len = 0 }, drop = { .len = 0 }, w;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		bfd_expect_drop(&cases[i].b, cases[i].why);
+	memset(reason, 'x', sizeof(reason));
+	pbw_bytes(&drop, 1, reason, sizeof(reason));
+	pbw_message(&rest, 3, &drop);
+	pbw_bfd_status(&w, &rest);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_STRING);
+
+	rest.len = drop.len = 0;
+	pbw_bfd_session(&rest, &raw_bfd_up);
+	pbw_bytes(&drop, 1, "BAD_TTL", 7);
+	pbw_uint(&drop, 2, 3);
+	pbw_message(&rest, 3, &drop);
+	pbw_bfd_status(&w, &rest);
+	ctl_expect_envelope_drops(&w);
+}
+END_TEST
+
 /* Prefixes and mutations of control messages: no crash, nothing leaked. */
 START_TEST(test_ctl_truncated_and_garbage)
 {
@@ -2021,12 +2675,20 @@ START_TEST(test_names_complete)
 	ck_assert_str_eq(wire_cluster_mode_names[WIRE_CLUSTER_MODE_ACTIVE_PASSIVE],
 			 "active-passive");
 	ck_assert_str_eq(wire_role_names[WIRE_ROLE_ACTIVE], "active");
+	for (int i = 0; i < WIRE_BFD_STATE_MAX; i++)
+		ck_assert_ptr_nonnull(wire_bfd_state_names[i]);
+	for (int i = 0; i < WIRE_BFD_DIAG_MAX; i++)
+		ck_assert_ptr_nonnull(wire_bfd_diag_names[i]);
+	ck_assert_str_eq(wire_bfd_state_names[WIRE_BFD_STATE_ADMIN_DOWN], "AdminDown");
+	ck_assert_str_eq(wire_bfd_state_names[WIRE_BFD_STATE_UP], "Up");
+	ck_assert_str_eq(wire_bfd_diag_names[WIRE_BFD_DIAG_DETECT_EXPIRED], "detect-expired");
 }
 END_TEST
 
 /* ---------------------------------------------------------- suite */
 
-static void add_case(Suite *s, const char *name, const TTest *test)
+static void
+add_case(Suite *s, const char *name, const TTest *test)
 {
 	TCase *tc = tcase_create(name);
 
@@ -2034,7 +2696,8 @@ static void add_case(Suite *s, const char *name, const TTest *test)
 	suite_add_tcase(s, tc);
 }
 
-static Suite *wire_suite(void)
+static Suite *
+wire_suite(void)
 {
 	Suite *s = suite_create("wire");
 	TCase *tc;
@@ -2097,12 +2760,21 @@ static Suite *wire_suite(void)
 	add_case(s, "ctl_cluster_raw", test_ctl_cluster_raw);
 	add_case(s, "ctl_cluster_bad", test_ctl_cluster_bad);
 	add_case(s, "ctl_cluster_requests", test_ctl_cluster_requests);
+	add_case(s, "ctl_provisional_flag", test_ctl_provisional_flag);
+	add_case(s, "ctl_sync_status_raw", test_ctl_sync_status_raw);
+	add_case(s, "ctl_sync_status_bad", test_ctl_sync_status_bad);
+	tc = tcase_create("ctl_bfd_encode_invalid");
+	tcase_add_loop_test(tc, test_ctl_bfd_encode_invalid, 0, BFD_BAD_MAX);
+	suite_add_tcase(s, tc);
+	add_case(s, "ctl_bfd_status_raw", test_ctl_bfd_status_raw);
+	add_case(s, "ctl_bfd_status_bad", test_ctl_bfd_status_bad);
 	add_case(s, "ctl_truncated_and_garbage", test_ctl_truncated_and_garbage);
 	add_case(s, "names_complete", test_names_complete);
 	return s;
 }
 
-int main(void)
+int
+main(void)
 {
 	SRunner *sr = srunner_create(wire_suite());
 	int failed;
