@@ -317,21 +317,16 @@ addr_is_unicast(const struct config_addr *a)
 }
 
 /*
- * An address key of group into *out if present (out->family stays AF_UNSPEC
- * if absent). family AF_INET or AF_INET6 demands that family; 0 takes both.
+ * The unicast address text v of setting s (named key in messages) into
+ * *out. family AF_INET or AF_INET6 demands that family; 0 takes both.
  */
 static int
-read_addr(const struct parser *p, const config_setting_t *group,
-	  const char *ctx, const char *key, int family, struct config_addr *out)
+parse_addr(const struct parser *p, const config_setting_t *s, const char *ctx,
+	   const char *key, const char *v, int family, struct config_addr *out)
 {
-	const config_setting_t *s = NULL;
-	const char *v = NULL;
 	char buf[INET6_ADDRSTRLEN];
-	int rc = read_string(p, group, ctx, key, &v, &s);
 
 	memset(out, 0, sizeof(*out));
-	if (rc < 0 || v == NULL)
-		return rc;
 	if (inet_pton(AF_INET, v, &out->v4) == 1)
 		out->family = AF_INET;
 	else if (inet_pton(AF_INET6, v, &out->v6) == 1)
@@ -345,6 +340,24 @@ read_addr(const struct parser *p, const config_setting_t *group,
 	if (!addr_is_unicast(out))
 		return parse_fail(p, s, "%s%s %s is not a unicast address", ctx, key, buf);
 	return 0;
+}
+
+/*
+ * An address key of group into *out if present (out->family stays AF_UNSPEC
+ * if absent). family AF_INET or AF_INET6 demands that family; 0 takes both.
+ */
+static int
+read_addr(const struct parser *p, const config_setting_t *group,
+	  const char *ctx, const char *key, int family, struct config_addr *out)
+{
+	const config_setting_t *s = NULL;
+	const char *v = NULL;
+	int rc = read_string(p, group, ctx, key, &v, &s);
+
+	memset(out, 0, sizeof(*out));
+	if (rc < 0 || v == NULL)
+		return rc;
+	return parse_addr(p, s, ctx, key, v, family, out);
 }
 
 static int
@@ -631,6 +644,97 @@ parse_sync(const struct parser *p, const config_setting_t *root,
 	return rc;
 }
 
+/* bfd.peers: a list or array of 1..CONFIG_BFD_PEERS_MAX address strings. */
+static int
+parse_bfd_peers(const struct parser *p, const config_setting_t *group,
+		struct config_bfd *bfd)
+{
+	const config_setting_t *list = config_setting_get_member(group, "peers");
+	int n = config_setting_length(list);
+
+	if (!config_setting_is_list(list) && !config_setting_is_array(list))
+		return parse_fail(p, list, "bfd: 'peers' must be a list of addresses ( \"...\", ... )");
+	if (n == 0)
+		return parse_fail(p, list, "bfd: 'peers' needs at least one address");
+	if (n > CONFIG_BFD_PEERS_MAX)
+		return parse_fail(p, list, "bfd: too many peers (max %d)", CONFIG_BFD_PEERS_MAX);
+	for (int i = 0; i < n; i++) {
+		const config_setting_t *e = config_setting_get_elem(list, (unsigned)i);
+		int rc;
+
+		if (config_setting_type(e) != CONFIG_TYPE_STRING)
+			return parse_fail(p, e, "bfd: each peer must be an address string");
+		rc = parse_addr(p, e, "bfd: ", "peer", config_setting_get_string(e), 0,
+				&bfd->peers[i]);
+		if (rc < 0)
+			return rc;
+		bfd->peer_lines[i] = (int)config_setting_source_line(e);
+		bfd->n_peers++;
+	}
+	return 0;
+}
+
+/* bfd.auth: key_id and key, both required. */
+static int
+parse_bfd_auth(const struct parser *p, const config_setting_t *group,
+	       struct config_bfd *bfd)
+{
+	static const struct key keys[] = {
+		{ "key_id", true }, { "key", true }, { NULL, false },
+	};
+	const config_setting_t *s = NULL;
+	const char *key = NULL;
+	uint32_t key_id = 0;
+	int rc;
+
+	rc = check_keys(p, group, "in bfd.auth", keys);
+	if (rc == 0)
+		rc = read_uint(p, group, "bfd.auth: ", "key_id", 0, UINT8_MAX, &key_id);
+	if (rc == 0)
+		rc = read_string(p, group, "bfd.auth: ", "key", &key, &s);
+	if (rc < 0)
+		return rc;
+	if (strlen(key) == 0 || strlen(key) > CONFIG_BFD_KEY_MAX)
+		return parse_fail(p, s, "bfd.auth: key must have 1..%u bytes (RFC 5880 4.4), not %zu",
+				  CONFIG_BFD_KEY_MAX, strlen(key));
+	bfd->has_auth = true;
+	bfd->key_id = (uint8_t)key_id;
+	bfd->key_len = (uint32_t)strlen(key);
+	memcpy(bfd->key, key, bfd->key_len);
+	return 0;
+}
+
+static int
+parse_bfd(const struct parser *p, const config_setting_t *root, struct config *cfg)
+{
+	static const struct key keys[] = {
+		{ "peers", true }, { "interval_ms", false }, { "multiplier", false },
+		{ "auth", false }, { NULL, false },
+	};
+	struct config_bfd *bfd = &cfg->bfd;
+	const config_setting_t *group, *auth = NULL;
+	int rc;
+
+	rc = read_group(p, root, "", "bfd", &group);
+	if (rc < 0 || group == NULL)
+		return rc;
+	bfd->line = (int)config_setting_source_line(group);
+	rc = check_keys(p, group, "in bfd", keys);
+	if (rc == 0)
+		rc = read_uint(p, group, "bfd: ", "interval_ms", CONFIG_BFD_INTERVAL_MS_MIN,
+			       CONFIG_BFD_INTERVAL_MS_MAX, &bfd->interval_ms);
+	if (rc == 0)
+		rc = read_uint(p, group, "bfd: ", "multiplier", 1, CONFIG_BFD_MULTIPLIER_MAX,
+			       &bfd->multiplier);
+	if (rc == 0)
+		rc = parse_bfd_peers(p, group, bfd);
+	if (rc == 0)
+		rc = read_group(p, group, "bfd: ", "auth", &auth);
+	if (rc == 0 && auth != NULL)
+		rc = parse_bfd_auth(p, auth, bfd);
+	return rc;
+}
+
 static int
 read_http_path(const struct parser *p, const config_setting_t *group,
 	       const char *ctx, char out[CONFIG_PATH_MAX])
@@ -897,6 +1001,8 @@ config_defaults(struct config *cfg)
 		.fall = 3,
 		.http_path = "/",
 	};
+	cfg->bfd.interval_ms = CONFIG_BFD_INTERVAL_MS_DEFAULT;
+	cfg->bfd.multiplier = CONFIG_BFD_MULTIPLIER_DEFAULT;
 }
 
 static int
@@ -906,7 +1012,7 @@ parse_root(const struct parser *p, const config_setting_t *root,
 	static const struct key keys[] = {
 		{ "cluster", true }, { "node", true }, { "ports", true },
 		{ "flows", false }, { "sync", false }, { "health", false },
-		{ "vips", true }, { NULL, false },
+		{ "bfd", false }, { "vips", true }, { NULL, false },
 	};
 	const config_setting_t *health;
 	int rc;
@@ -922,6 +1028,8 @@ parse_root(const struct parser *p, const config_setting_t *root,
 		rc = parse_flows(p, root, cfg);
 	if (rc == 0)
 		rc = parse_sync(p, root, cfg);
+	if (rc == 0)
+		rc = parse_bfd(p, root, cfg);
 	if (rc == 0)
 		rc = read_group(p, root, "", "health", &health);
 	if (rc == 0 && health != NULL)

@@ -77,6 +77,21 @@ enum config_cluster_mode {
 	CONFIG_CLUSTER_MODE_MAX
 };
 
+/*
+ * BFD (RFC 5880) toward the routers on the data port. 10 ms is what the
+ * control thread (a 1 ms tick on a core it shares) can keep to; past 10 s
+ * a session detects nothing a router would wait for (255 x 10 s is 42
+ * minutes already). The multiplier is the 8-bit Detect Mult, 0 invalid.
+ * Keys: RFC 5880 4.4, 1..20 bytes for SHA-1.
+ */
+#define CONFIG_BFD_PEERS_MAX 16
+#define CONFIG_BFD_INTERVAL_MS_MIN 10u
+#define CONFIG_BFD_INTERVAL_MS_MAX 10000u
+#define CONFIG_BFD_INTERVAL_MS_DEFAULT 300u
+#define CONFIG_BFD_MULTIPLIER_MAX 255u
+#define CONFIG_BFD_MULTIPLIER_DEFAULT 3u
+#define CONFIG_BFD_KEY_MAX 20u
+
 #define CONFIG_LEASE_MS_MIN 100u
 #define CONFIG_LEASE_MS_MAX 60000u
 #define CONFIG_HOOKS_DIR_MAX 256
@@ -136,6 +151,20 @@ struct config_port {
 	int line;
 };
 
+/* The bfd section; absent: n_peers 0, no sessions. */
+struct config_bfd {
+	uint32_t n_peers;
+	struct config_addr peers[CONFIG_BFD_PEERS_MAX]; /* unique, unicast */
+	int peer_lines[CONFIG_BFD_PEERS_MAX];
+	uint32_t interval_ms;           /* desired min TX and required min RX */
+	uint32_t multiplier;            /* detect mult, 1..255 */
+	bool has_auth;                  /* Meticulous Keyed SHA-1 */
+	uint8_t key_id;
+	uint32_t key_len;               /* 1..CONFIG_BFD_KEY_MAX */
+	uint8_t key[CONFIG_BFD_KEY_MAX];
+	int line;
+};
+
 struct config_timeouts {            /* idle timeouts, seconds */
 	uint32_t tcp_syn;               /* only a SYN seen */
 	uint32_t tcp_established;
@@ -175,6 +204,7 @@ struct config {
 	struct config_flows flows;
 	struct config_sync sync;
 	struct config_health health;    /* defaults for every VIP */
+	struct config_bfd bfd;
 	uint32_t n_vips;
 	struct config_vip *vips;        /* n_vips entries, owned by the config */
 };

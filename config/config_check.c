@@ -60,6 +60,40 @@ check_ports(const struct checker *c)
 	return 0;
 }
 
+/*
+ * BFD peers: unique, not the node's own address, and of a family the node
+ * has an address of (node.address, node.address6: the sessions run from
+ * it, on the data port).
+ */
+static int
+check_bfd(const struct checker *c)
+{
+	const struct config_bfd *bfd = &c->cfg->bfd;
+	char buf[INET6_ADDRSTRLEN];
+
+	for (uint32_t i = 0; i < bfd->n_peers; i++) {
+		const struct config_addr *peer = &bfd->peers[i];
+		bool v6 = peer->family == AF_INET6;
+		const struct config_addr *own = v6 ? &c->cfg->node_addr6 : &c->cfg->node_addr4;
+
+		config_addr_str(peer, buf, sizeof(buf));
+		for (uint32_t j = 0; j < i; j++)
+			if (addr_equal(peer, &bfd->peers[j]))
+				return config_errorf(c->err, c->errlen, c->name, bfd->peer_lines[i],
+						     "bfd: duplicate peer %s", buf);
+		if (!(v6 ? c->cfg->has_node_addr6 : c->cfg->has_node_addr4))
+			return config_errorf(c->err, c->errlen, c->name, bfd->peer_lines[i],
+					     "bfd: peer %s is %s but the node has no '%s' "
+					     "(the address its sessions run from)",
+					     buf, family_name(peer->family),
+					     v6 ? "node.address6" : "node.address");
+		if (addr_equal(peer, own))
+			return config_errorf(c->err, c->errlen, c->name, bfd->peer_lines[i],
+					     "bfd: peer %s is the node's own address", buf);
+	}
+	return 0;
+}
+
 /* Names and (address, port, protocol) are unique across VIPs. */
 static int
 check_vip_duplicates(const struct checker *c)
@@ -181,6 +215,8 @@ config_check(const struct config *cfg, const char *name, char *err,
 	int rc;
 
 	rc = check_ports(&c);
+	if (rc == 0)
+		rc = check_bfd(&c);
 	if (rc == 0)
 		rc = check_vip_duplicates(&c);
 	for (uint32_t i = 0; i < cfg->n_vips && rc == 0; i++)

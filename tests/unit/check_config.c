@@ -743,6 +743,142 @@ add(Suite *s, const char *name, const TTest *test)
 	suite_add_tcase(s, tc);
 }
 
+/* ---- bfd ---- */
+
+/* bfd = { peers = ( P ); KEYS }, lines 4..6 after HEAD (whose node has
+ * both addresses), then one VIP. */
+#define BFD(peers, keys) HEAD "bfd = {\n  peers = ( " peers " );\n  " keys "\n};\n" WEB4_VIPS
+
+START_TEST(test_bfd_defaults)
+{
+	struct config *cfg = load_ok(HEAD WEB4_VIPS);
+
+	ck_assert_uint_eq(cfg->bfd.n_peers, 0);
+	ck_assert_uint_eq(cfg->bfd.interval_ms, CONFIG_BFD_INTERVAL_MS_DEFAULT);
+	ck_assert_uint_eq(cfg->bfd.multiplier, CONFIG_BFD_MULTIPLIER_DEFAULT);
+	ck_assert(!cfg->bfd.has_auth);
+	config_free(cfg);
+	cfg = load_ok(BFD("\"198.18.0.1\"", ""));
+	ck_assert_uint_eq(cfg->bfd.n_peers, 1);
+	ck_assert_uint_eq(cfg->bfd.interval_ms, 300);
+	ck_assert_uint_eq(cfg->bfd.multiplier, 3);
+	ck_assert(!cfg->bfd.has_auth);
+	ck_assert_int_eq(cfg->bfd.line, 4);
+	config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_bfd_loads)
+{
+	struct config *cfg = load_ok(BFD("\"198.18.0.1\", \"2001:db8::1\"",
+					 "interval_ms = 100; multiplier = 5; "
+					 "auth = { key_id = 7; key = \"secret\"; };"));
+	char buf[INET6_ADDRSTRLEN];
+
+	ck_assert_uint_eq(cfg->bfd.n_peers, 2);
+	ck_assert_int_eq(cfg->bfd.peers[0].family, AF_INET);
+	ck_assert_str_eq(config_addr_str(&cfg->bfd.peers[1], buf, sizeof(buf)), "2001:db8::1");
+	ck_assert_int_eq(cfg->bfd.peer_lines[1], 5);
+	ck_assert_uint_eq(cfg->bfd.interval_ms, 100);
+	ck_assert_uint_eq(cfg->bfd.multiplier, 5);
+	ck_assert(cfg->bfd.has_auth);
+	ck_assert_uint_eq(cfg->bfd.key_id, 7);
+	ck_assert_uint_eq(cfg->bfd.key_len, 6);
+	ck_assert_mem_eq(cfg->bfd.key, "secret", 6);
+	config_free(cfg);
+	/* An array works as well as a list; bounds are inclusive. */
+	cfg = load_ok(HEAD "bfd = { peers = [ \"198.18.0.1\" ]; interval_ms = 10; "
+		      "multiplier = 255; auth = { key_id = 255; key = \"12345678901234567890\"; }; };\n"
+		      WEB4_VIPS);
+	ck_assert_uint_eq(cfg->bfd.key_len, CONFIG_BFD_KEY_MAX);
+	config_free(cfg);
+	cfg = load_ok(BFD("\"198.18.0.1\"", "interval_ms = 10000; multiplier = 1;"));
+	config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_bfd_ranges_refused)
+{
+	expect_error(BFD("\"198.18.0.1\"", "interval_ms = 9;"), "t.conf:6: ",
+		     "bfd: interval_ms 9 out of range 10..10000");
+	expect_error(BFD("\"198.18.0.1\"", "interval_ms = 10001;"), "t.conf:6: ",
+		     "bfd: interval_ms 10001 out of range 10..10000");
+	expect_error(BFD("\"198.18.0.1\"", "multiplier = 0;"), "t.conf:6: ",
+		     "bfd: multiplier 0 out of range 1..255");
+	expect_error(BFD("\"198.18.0.1\"", "multiplier = 256;"), "t.conf:6: ",
+		     "bfd: multiplier 256 out of range 1..255");
+	expect_error(BFD("\"198.18.0.1\"", "interval_ms = \"100\";"), "t.conf:6: ",
+		     "'interval_ms' must be an integer");
+}
+END_TEST
+
+START_TEST(test_bfd_peers_refused)
+{
+	char text[4096];
+	size_t len;
+
+	expect_error(HEAD "bfd = {\n  interval_ms = 100;\n};\n" WEB4_VIPS, "t.conf:4: ",
+		     "missing required key 'peers' in bfd");
+	expect_error(BFD("", ""), "t.conf:5: ", "bfd: 'peers' needs at least one address");
+	expect_error(HEAD "bfd = {\n  peers = \"198.18.0.1\";\n};\n" WEB4_VIPS,
+		     "t.conf:5: ", "bfd: 'peers' must be a list");
+	expect_error(BFD("1", ""), "t.conf:5: ", "bfd: each peer must be an address string");
+	expect_error(BFD("\"198.18.0.300\"", ""), "t.conf:5: ", "bad address '198.18.0.300'");
+	expect_error(BFD("\"224.0.0.5\"", ""), "t.conf:5: ", "peer 224.0.0.5 is not a unicast");
+	expect_error(BFD("\"198.18.0.1\",\n \"198.18.0.2\",\n \"198.18.0.1\"", ""),
+		     "t.conf:7: ", "bfd: duplicate peer 198.18.0.1");
+	expect_error(BFD("\"198.18.0.10\"", ""), "t.conf:5: ",
+		     "bfd: peer 198.18.0.10 is the node's own address");
+	expect_error(HEAD "bfd = {\n  peers = ( \"198.18.0.1\" );\n  bogus = 1;\n};\n"
+		     WEB4_VIPS, "t.conf:6: ", "unknown key 'bogus' in bfd");
+	expect_error(HEAD "bfd = ( );\n" WEB4_VIPS, "t.conf:4: ",
+		     "'bfd' must be a group");
+	len = (size_t)snprintf(text, sizeof(text), HEAD "bfd = { peers = ( ");
+	for (unsigned i = 0; i <= CONFIG_BFD_PEERS_MAX; i++)
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s\"198.18.0.%u\"",
+					i > 0 ? ", " : "", 100 + i);
+	snprintf(text + len, sizeof(text) - len, " ); };\n" WEB4_VIPS);
+	expect_error(text, "t.conf:4: ", "bfd: too many peers (max 16)");
+}
+END_TEST
+
+/* A peer of a family needs the node's address of that family. */
+START_TEST(test_bfd_needs_node_address)
+{
+	expect_error(CLUSTER "node = { id = 1; address6 = \"2001:db8::10\"; };\n" PORTS
+		     "bfd = {\n  peers = ( \"198.18.0.1\" );\n};\n" WEB4_VIPS,
+		     "t.conf:5: ", "bfd: peer 198.18.0.1 is IPv4 but the node has no "
+		     "'node.address'");
+	expect_error(CLUSTER "node = { id = 1; address = \"198.18.0.10\"; };\n" PORTS
+		     "bfd = {\n  peers = ( \"198.18.0.1\",\n \"2001:db8::1\" );\n};\n" WEB4_VIPS,
+		     "t.conf:6: ", "bfd: peer 2001:db8::1 is IPv6 but the node has no "
+		     "'node.address6'");
+	expect_error(BFD("\"2001:db8::10\"", ""), "t.conf:5: ",
+		     "bfd: peer 2001:db8::10 is the node's own address");
+}
+END_TEST
+
+START_TEST(test_bfd_auth_refused)
+{
+	expect_error(BFD("\"198.18.0.1\"", "auth = { key_id = 1; key = \"\"; };"), "t.conf:6: ",
+		     "bfd.auth: key must have 1..20 bytes (RFC 5880 4.4), not 0");
+	expect_error(BFD("\"198.18.0.1\"", "auth = { key_id = 1; key = \"123456789012345678901\"; };"),
+		     "t.conf:6: ", "bfd.auth: key must have 1..20 bytes (RFC 5880 4.4), not 21");
+	expect_error(BFD("\"198.18.0.1\"", "auth = { key_id = 256; key = \"k\"; };"), "t.conf:6: ",
+		     "bfd.auth: key_id 256 out of range 0..255");
+	expect_error(BFD("\"198.18.0.1\"", "auth = { key_id = 1; };"), "t.conf:6: ",
+		     "missing required key 'key' in bfd.auth");
+	expect_error(BFD("\"198.18.0.1\"", "auth = { key = \"k\"; };"), "t.conf:6: ",
+		     "missing required key 'key_id' in bfd.auth");
+	expect_error(BFD("\"198.18.0.1\"", "auth = { key_id = 1; key = \"k\"; type = 5; };"),
+		     "t.conf:6: ", "unknown key 'type' in bfd.auth");
+	expect_error(BFD("\"198.18.0.1\"", "auth = { key_id = 1; key = 5; };"), "t.conf:6: ",
+		     "'key' must be a string");
+	expect_error(BFD("\"198.18.0.1\"", "auth = \"secret\";"), "t.conf:6: ",
+		     "bfd: 'auth' must be a group");
+}
+END_TEST
+
 static Suite *
 config_suite(void)
 {
@@ -774,6 +910,12 @@ config_suite(void)
 	add(s, "section_range", test_section_range);
 	add(s, "bad_hash_seed", test_bad_hash_seed);
 	add(s, "bad_enum_names", test_bad_enum_names);
+	add(s, "bfd_defaults", test_bfd_defaults);
+	add(s, "bfd_loads", test_bfd_loads);
+	add(s, "bfd_ranges_refused", test_bfd_ranges_refused);
+	add(s, "bfd_peers_refused", test_bfd_peers_refused);
+	add(s, "bfd_needs_node_address", test_bfd_needs_node_address);
+	add(s, "bfd_auth_refused", test_bfd_auth_refused);
 	add(s, "bad_name", test_bad_name);
 	add(s, "table_size_not_prime", test_table_size_not_prime);
 	add(s, "table_size_over_max", test_table_size_over_max);
