@@ -250,6 +250,12 @@ control_reload(struct control *c, bool check_only, char *err, size_t errlen)
 	port_facts(&sp, cfg, c->sh->port.mac);
 	state_ctx_set_port(c->sctx, &sp);
 	s = state_build(c->sctx, cfg, control_state(c), err, errlen);
+	if (s != NULL && control_bfd_reload(c, cfg) < 0) {
+		snprintf(err, errlen, "%s: out of memory for the BFD sessions",
+			 c->p.config_path);
+		state_free(s);
+		s = NULL;
+	}
 	if (s == NULL) {
 		state_ctx_set_port(c->sctx, &old);
 		config_free(cfg);
@@ -257,6 +263,7 @@ control_reload(struct control *c, bool check_only, char *err, size_t errlen)
 	}
 	want_neighbours(c, s);
 	forget_neighbours(c, &old, control_state(c), s);
+	control_bfd_want_peers(c);      /* a peer may be a gateway just forgotten */
 	control_publish(c, s);
 	control_ownership_reloaded(c);
 	tune_workers(c, cfg);
@@ -274,11 +281,9 @@ fail:
 
 /* ------------------------------------------------------- sending frames */
 
-/* Queue a frame built by fill() to worker 0's TX ring. On a port with a
- * VLAN an untagged frame is tagged (a reply copies its request's tag). */
-static void
-send_frame(struct control *c, size_t (*fill)(uint8_t *out, size_t cap, void *arg),
-	   void *arg, enum control_counter counter)
+void
+control_send_frame(struct control *c, size_t (*fill)(uint8_t *out, size_t cap, void *arg),
+		   void *arg, enum control_counter counter)
 {
 	struct rte_mbuf *m = rte_pktmbuf_alloc(c->p.pool);
 	uint16_t vlan = c->sh->port.vlan;
@@ -364,7 +369,7 @@ control_announce(struct control *c, const struct dp_vip *v)
 {
 	struct frame_arg a = { c, NULL, 0, v->family, v->addr };
 
-	send_frame(c, fill_announce, &a, CONTROL_ANNOUNCES);
+	control_send_frame(c, fill_announce, &a, CONTROL_ANNOUNCES);
 }
 
 /* --------------------------------------------------------- ARP and ND */
@@ -412,9 +417,13 @@ slow_path(struct control *c, struct rte_mbuf *mb)
 	enum dp_drop why;
 	bool learnt;
 
-	if (!pkt_parse(frame, len, &m, &why) ||
-	    (m.kind != PKT_KIND_ARP && m.kind != PKT_KIND_ND)) {
+	if (!pkt_parse(frame, len, &m, &why)) {
 		c->counters[CONTROL_SLOW_IGNORED]++;    /* the worker parsed it */
+		return;
+	}
+	if (m.kind != PKT_KIND_ARP && m.kind != PKT_KIND_ND) {
+		if (!control_bfd_input(c, frame, len, &m, control_clock_us(c)))
+			c->counters[CONTROL_SLOW_IGNORED]++;
 		return;
 	}
 	if (!ndisc_check(frame, len, &m, c->sh->port.mac, &info, &refusal)) {
@@ -423,10 +432,10 @@ slow_path(struct control *c, struct rte_mbuf *mb)
 	}
 	learnt = learn(c, &info);
 	if (info.kind == NDISC_ARP_REQUEST && answers_for(c, info.family, info.target)) {
-		send_frame(c, fill_arp_reply, &a, CONTROL_ARP_REPLIES);
+		control_send_frame(c, fill_arp_reply, &a, CONTROL_ARP_REPLIES);
 		c->counters[CONTROL_SLOW_ANSWERED]++;
 	} else if (info.kind == NDISC_NS && answers_for(c, info.family, info.target)) {
-		send_frame(c, fill_na, &a, CONTROL_ND_ADVERTS);
+		control_send_frame(c, fill_na, &a, CONTROL_ND_ADVERTS);
 		c->counters[CONTROL_SLOW_ANSWERED]++;
 	} else {
 		c->counters[learnt ? CONTROL_SLOW_LEARNT : CONTROL_SLOW_IGNORED]++;
@@ -444,7 +453,7 @@ neighbours(struct control *c)
 	for (uint32_t i = 0; i < n; i++) {
 		struct frame_arg a = { c, NULL, 0, due[i].family, due[i].addr };
 
-		send_frame(c, fill_solicit, &a, CONTROL_SOLICITS);
+		control_send_frame(c, fill_solicit, &a, CONTROL_SOLICITS);
 	}
 	if (neigh_generation(c->neigh) == c->neigh_generation)
 		return;
@@ -556,6 +565,7 @@ tick(void *arg)
 	}
 	neighbours(c);
 	control_ownership_due(c, control_clock_ms(c));
+	control_bfd_tick(c, control_clock_us(c));
 	synced_expire(c->sh->synced, control_now_ms(c), SYNCED_EXPIRE_BUDGET, dest_valid, c);
 	retire_ready(c, false);
 	qb_loop_timer_add(c->loop, QB_LOOP_HIGH, TICK_NS, c, tick, &c->tick);
@@ -594,6 +604,8 @@ control_start(struct control *c)
 	if (c->ipc == NULL)
 		return -EADDRINUSE;
 	want_neighbours(c, control_state(c));
+	if (control_bfd_start(c) < 0)
+		return -ENOMEM;
 	return qb_loop_timer_add(c->loop, QB_LOOP_HIGH, TICK_NS, c, tick, &c->tick);
 }
 
@@ -642,6 +654,7 @@ control_run(struct control_params *p)
 		qb_loop_timer_del(c.loop, c.tick);
 		qb_loop_destroy(c.loop);
 	}
+	control_bfd_stop(&c);
 	p->cfg = c.cfg;     /* the caller frees the config in force */
 	retire_ready(&c, true);
 	free(c.recs);

@@ -49,6 +49,7 @@ status(struct control *c, struct wire_ctl_msg *resp)
 		st->flows_local += flowtab_count(c->p.workers[i].flows);
 	st->flows_synced = synced_count(c->sh->synced);
 	st->maglev_digest = s->maglev_digest;
+	st->serving = control_serving(c);
 	return 0;
 }
 
@@ -161,6 +162,7 @@ counters(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg 
 {
 	struct ipc_counter_list l = { .prefix = req->counters_request.scope };
 	const struct ipc_server_counters *ic = ipc_server_counters(c->ipc);
+	uint64_t bfd_dropped[BFD_DROP_MAX];
 
 	counters_port(c, &l);
 	counters_workers(c, &l);
@@ -171,6 +173,8 @@ counters(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg 
 	ipc_counter_add_array(&l, "ipc", ipc_counter_names, ic->counts, IPC_COUNTER_MAX);
 	ipc_counter_add_array(&l, "ipc", wire_drop_names, ic->wire.drops, WIRE_DROP_MAX);
 	ipc_counter_add(&l, "control", "NEIGHBOURS", neigh_count(c->neigh));
+	control_bfd_drops(c, bfd_dropped);
+	ipc_counter_add_array(&l, "bfd", bfd_drop_names, bfd_dropped, BFD_DROP_MAX);
 	ipc_counter_add(&l, "synced", "ENTRIES", synced_count(c->sh->synced));
 	resp->kind = WIRE_CTL_COUNTERS_RESPONSE;
 	resp->counters.counters = l.v;
@@ -315,6 +319,8 @@ entry_to_wire(const struct dp_state *s, const struct flowtab_entry *e, uint32_t 
 			  e->state, f);
 	if (e->flags & FLOWTAB_FLAG_SYNCED)
 		f->flags |= WIRE_FLOW_FROM_PEER;
+	if (e->flags & FLOWTAB_FLAG_PROVISIONAL)
+		f->flags |= WIRE_FLOW_PROVISIONAL;
 }
 
 static int
@@ -558,6 +564,8 @@ control_ipc_request(void *ctx, uint64_t conn_id, const struct wire_ctl_msg *req,
 	switch (req->kind) {
 	case WIRE_CTL_STATUS_REQUEST:
 		return status(c, resp);
+	case WIRE_CTL_BFD_STATUS_REQUEST:
+		return control_bfd_status(c, resp);
 	case WIRE_CTL_COUNTERS_REQUEST:
 		return counters(c, req, resp);
 	case WIRE_CTL_VIP_LIST_REQUEST:
@@ -592,6 +600,9 @@ control_ipc_release(void *ctx, struct wire_ctl_msg *resp)
 	else if (resp->kind == WIRE_CTL_VIP_LIST_RESPONSE) {
 		free(resp->vip_list.vips);
 		free(resp->vip_list.backends);
+	} else if (resp->kind == WIRE_CTL_BFD_STATUS) {
+		free(resp->bfd_status.sessions);
+		free(resp->bfd_status.drops);
 	}
 }
 

@@ -152,6 +152,8 @@ control_ownership_set(struct control *c, const struct wire_ctl_ownership *o,
 	/* commit */
 	if (n != NULL)
 		control_publish(c, n);
+	c->serving = o->serving;
+	c->serving_end_ms = o->serving && o->lease_ms > 0 ? now_ms + o->lease_ms : 0;
 	s = control_state(c);
 	for (size_t i = 0; i < o->count; i++) {
 		const struct dp_vip *v = &s->vips[state_vip_find(s, o->vips[i].vip)];
@@ -184,6 +186,24 @@ lease_ended(struct control *c, const struct dp_state *s, struct dp_state **n,
 	return true;
 }
 
+/* The serving lease ended: the node stops asking for traffic by itself. */
+static void
+serving_due(struct control *c, uint64_t now_ms)
+{
+	if (!c->serving || c->serving_end_ms == 0 || now_ms < c->serving_end_ms)
+		return;
+	c->serving = false;
+	c->serving_end_ms = 0;
+	c->counters[CONTROL_SERVING_EXPIRED]++;
+	qb_log(LOG_WARNING, "serving lease ended, not renewed: BFD sessions go down");
+}
+
+bool
+control_serving(const struct control *c)
+{
+	return c->serving;
+}
+
 void
 control_ownership_due(struct control *c, uint64_t now_ms)
 {
@@ -191,6 +211,7 @@ control_ownership_due(struct control *c, uint64_t now_ms)
 	struct dp_state *n = NULL;
 	uint32_t i = 0;
 
+	serving_due(c, now_ms);
 	if (c->n_timers == 0 || now_ms < c->timers_next_ms)
 		return;
 	while (i < c->n_timers) {

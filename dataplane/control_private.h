@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Shared by control.c (the loop) and control_ipc.c (the IPC handlers) only. */
+/*
+ * The control thread's private state: shared by control.c (the loop),
+ * control_ipc.c (the IPC handlers), control_ownership.c (VIP ownership and
+ * leases), control_bfd.c (BFD with the routers) and their unit test,
+ * tests/unit/check_control_ipc.c; nothing else.
+ */
 #ifndef MAGLB_DATAPLANE_CONTROL_PRIVATE_H
 #define MAGLB_DATAPLANE_CONTROL_PRIVATE_H
 
@@ -9,8 +14,10 @@
 #include <qb/qbloop.h>
 
 #include "dataplane/control.h"
+#include "dataplane/core/bfd.h"
 #include "dataplane/core/flow_key.h"
 #include "dataplane/core/ndisc.h"
+#include "dataplane/core/packet.h"
 #include "dataplane/state.h"
 #include "dataplane/worker.h"
 #include "proto/wire.h"
@@ -33,10 +40,18 @@ struct wire_flow;
 	X(SOLICITS, "ARP requests and neighbour solicitations sent")	\
 	X(ANNOUNCES, "gratuitous ARPs and unsolicited NAs sent")		\
 	X(LEASE_EXPIRED, "VIPs disowned: their ownership lease ended unrenewed") \
+	X(SERVING_EXPIRED, "serving ended: its lease ended unrenewed")	\
 	X(SLOW_ANSWERED, "ARP/ND frames answered (for the node or an owned VIP)") \
 	X(SLOW_LEARNT, "valid ARP/ND frames that confirmed a wanted neighbour, unanswered") \
 	X(SLOW_IGNORED, "valid ARP/ND frames neither answered nor teaching a wanted neighbour") \
 	X(SEND_FAILED, "frames the control thread could not build or queue")	\
+	X(BFD_SENT, "BFD control packets sent")				\
+	X(BFD_ACCEPTED, "BFD control packets a session took")		\
+	X(BFD_UPS, "BFD sessions that came Up")				\
+	X(BFD_DOWNS, "BFD sessions that went down from Up")		\
+	X(BFD_NO_NEIGHBOUR, "BFD packets not sent: the peer's MAC not resolved yet") \
+	X(BFD_NO_SESSION, "BFD packets to this node with no session configured") \
+	X(BFD_BAD_UDP, "BFD packets with a bad UDP length or checksum")	\
 	X(RELOADS, "config reloads applied")				\
 	X(RELOAD_ERRORS, "config reloads refused")			\
 	X(STATES, "forwarding states published")			\
@@ -105,6 +120,13 @@ struct control {
 	struct control_vip_timer timers[CONFIG_VIPS_MAX];
 	uint32_t n_timers;
 	uint64_t timers_next_ms;        /* the earliest deadline of a timer */
+	bool serving;                   /* should get traffic (OWNERSHIP_SET) */
+	uint64_t serving_end_ms;        /* control_clock_ms(); 0: no lease */
+	struct bfd *bfd_sessions;       /* NULL: no peer configured */
+	struct config_bfd bfd;          /* what they run with */
+	bool bfd_serving;               /* as last told to them */
+	uint64_t bfd_next_us;           /* their next deadline; 0: run them now */
+	uint64_t bfd_dropped[BFD_DROP_MAX];     /* by sessions a reload replaced */
 };
 
 extern const char *const control_counter_names[CONTROL_COUNTER_MAX];
@@ -125,6 +147,13 @@ void control_announce(struct control *c, const struct dp_vip *v);
 /* Apply the config file again; 0, or -errno with err filled. */
 int control_reload(struct control *c, bool check_only, char *err, size_t errlen);
 
+/* Queue a frame built by fill() to worker 0's TX ring, counting counter.
+ * On a port with a VLAN an untagged frame is tagged (a reply copies its
+ * request's tag). */
+void control_send_frame(struct control *c,
+			size_t (*fill)(uint8_t *out, size_t cap, void *arg), void *arg,
+			enum control_counter counter);
+
 /* Milliseconds of the workers' clock. */
 uint32_t control_now_ms(const struct control *c);
 
@@ -141,15 +170,48 @@ uint64_t control_clock_ms(const struct control *c);
  * announce, each VIP taken is announced at once, and
  * CONTROL_ANNOUNCE_TIMES - 1 more times by control_ownership_due().
  *
+ * Its serving flag holds with the same lease (cleared when the lease ends,
+ * SERVING_EXPIRED, one log line).
+ *
  * control_ownership_due() disowns the VIPs whose lease ended
- * (LEASE_EXPIRED, a log line each) and sends the announcements due; the
- * tick calls it. control_ownership_reloaded() forgets the timers of VIPs a
- * reload removed. Control thread.
+ * (LEASE_EXPIRED, a log line each), ends serving when its lease ended, and
+ * sends the announcements due; the tick calls it.
+ * control_ownership_reloaded() forgets the timers of VIPs a reload
+ * removed. control_serving() says whether the node should get traffic.
+ * Control thread.
  */
 int control_ownership_set(struct control *c, const struct wire_ctl_ownership *o,
 			  uint64_t now_ms, char *errmsg, size_t errlen);
 void control_ownership_due(struct control *c, uint64_t now_ms);
 void control_ownership_reloaded(struct control *c);
+bool control_serving(const struct control *c);
+
+/*
+ * BFD (control_bfd.c). control_bfd_start() makes the sessions of c->cfg
+ * (none without peers) and wants each peer's MAC resolved;
+ * control_bfd_reload() takes cfg's: new intervals by a Poll Sequence,
+ * other peers or another key by new sessions (logged); -errno keeps the
+ * old ones; control_bfd_want_peers() wants each peer's MAC resolved again
+ * (after a reload forgot neighbours); control_bfd_drops() sums the drops
+ * by reason since start. control_bfd_input() takes a frame a worker handed over (m its
+ * parse), false when it is not BFD to this node; control_bfd_tick() runs
+ * the timers and passes control_serving() on. now_us: control_clock_us().
+ * Control thread.
+ */
+int control_bfd_start(struct control *c);
+int control_bfd_reload(struct control *c, const struct config *cfg);
+void control_bfd_stop(struct control *c);
+void control_bfd_want_peers(struct control *c);
+void control_bfd_drops(const struct control *c, uint64_t out[BFD_DROP_MAX]);
+bool control_bfd_input(struct control *c, const uint8_t *frame, uint32_t len,
+		       const struct pkt_meta *m, uint64_t now_us);
+void control_bfd_tick(struct control *c, uint64_t now_us);
+/* BFD_STATUS into resp (arrays allocated: control_ipc_release() frees
+ * them). 0 or -ENOMEM. */
+int control_bfd_status(struct control *c, struct wire_ctl_msg *resp);
+
+/* The control thread's clock in microseconds (BFD's timers). */
+uint64_t control_clock_us(const struct control *c);
 
 /* The flow_key of a wire entry (AF_INET/AF_INET6 -> families 4/6). */
 void control_key_from_wire(const struct wire_flow *f, struct flow_key *k);

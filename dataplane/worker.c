@@ -16,6 +16,7 @@
 #include <rte_ring_elem.h>
 
 #include "config/config.h"
+#include "dataplane/core/bfd.h"
 #include "dataplane/core/encap.h"
 #include "dataplane/core/ipfrag.h"
 #include "dataplane/core/packet.h"
@@ -569,8 +570,8 @@ on_new(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
 	forward(w, b, st, i, (uint32_t)pick);
 }
 
-/* Hand ARP and ND to the control thread, which answers, learns or refuses
- * and counts each. */
+/* Hand ARP, ND and BFD to the control thread, which answers, learns or
+ * refuses and counts each. */
 static void
 to_slow_path(struct worker *w, struct rte_mbuf *m)
 {
@@ -580,6 +581,18 @@ to_slow_path(struct worker *w, struct rte_mbuf *m)
 		drop(w, m, DP_DROP_SLOW_PATH_FULL);
 	else
 		w->counters.event[DP_EVENT_SLOW_PATH]++;
+}
+
+/* BFD to this node's address (RFC 5881): the control thread runs the
+ * sessions. Asked of packets that matched no VIP only. */
+static bool
+is_bfd(const struct worker *w, const struct pkt_meta *m)
+{
+	int v6 = m->key.family == FLOW_FAMILY_IPV6;
+
+	return m->kind == PKT_KIND_FLOW && m->key.proto == IPPROTO_UDP &&
+	       m->key.vip_port == BFD_PORT && w->shared->has_node_addr[v6] &&
+	       memcmp(m->key.vip, w->shared->node_addr[v6], v6 ? 16 : 4) == 0;
 }
 
 /*
@@ -705,8 +718,11 @@ match_vips(struct worker *w, struct burst *b, const struct dp_state *st,
 			      viptab_lookup(st->viptab, &meta->key, &why);
 
 		if (vip < 0) {
-			drop(w, b->pkts[i], meta->kind == PKT_KIND_ICMP_ERROR ?
-					    DP_DROP_ICMP_BAD_INNER : why);
+			if (unlikely(why == DP_DROP_NOT_VIP && is_bfd(w, meta)))
+				to_slow_path(w, b->pkts[i]);
+			else
+				drop(w, b->pkts[i], meta->kind == PKT_KIND_ICMP_ERROR ?
+						    DP_DROP_ICMP_BAD_INNER : why);
 			continue;
 		}
 		if (unlikely(source_martian(w, st, &meta->key))) {

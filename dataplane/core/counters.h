@@ -35,7 +35,7 @@
 	X(NO_HEADROOM, "no room to prepend the tunnel header")		\
 	X(TX_FULL, "transmit queue full")				\
 	X(NO_MBUF, "no packet buffer for a reply or a fragment")	\
-	X(SLOW_PATH_FULL, "ARP/ND queue to the control thread full")	\
+	X(SLOW_PATH_FULL, "ARP/ND/BFD queue to the control thread full")	\
 	X(CANNOT_FRAGMENT, "IPv4 without DF over the MTU once encapsulated, not splittable") \
 	X(BAD_SOURCE, "martian source: a VIP, this node, multicast, broadcast, 0/8, loopback") \
 	X(WRONG_VLAN, "802.1Q tag other than the port's VLAN, or none where it has one") \
@@ -55,7 +55,7 @@ enum dp_drop {
 	X(TX_PACKETS, "packets sent")					\
 	X(TX_BYTES, "bytes sent")					\
 	X(FORWARDED, "received frames sent on (a split packet counts once)") \
-	X(SLOW_PATH, "ARP and ND frames handed to the control thread")	\
+	X(SLOW_PATH, "ARP, ND and BFD frames handed to the control thread")	\
 	X(TX_MADE, "frames made here and queued: fragments past the first, replies, control frames") \
 	X(TX_MADE_LOST, "frames made here that the transmit queue refused") \
 	X(FLOW_HITS, "packets that hit the worker's flow table")	\

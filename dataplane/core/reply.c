@@ -18,7 +18,9 @@ enum {
 	REPLY_ETHERTYPE_ARP = 0x0806,
 	REPLY_ETHERTYPE_VLAN = 0x8100,
 	REPLY_ETHERTYPE_IPV6 = 0x86dd,
+	REPLY_UDP_LEN = 8,
 	REPLY_PROTO_ICMP = 1,
+	REPLY_PROTO_UDP = 17,
 	REPLY_PROTO_FRAG6 = 44,
 	REPLY_PROTO_ICMPV6 = 58,
 	REPLY_ICMP4_UNREACH = 3,
@@ -382,4 +384,72 @@ reply_nd_unsolicited_na(uint8_t *out, size_t cap, const uint8_t mac[6],
 	reply_eth(out, reply_all_nodes_mac, mac, REPLY_ETHERTYPE_IPV6);
 	return REPLY_ETH_LEN + reply_nd(out + REPLY_ETH_LEN, addr, reply_all_nodes,
 				       REPLY_ND_NA, REPLY_NA_OVERRIDE, addr, mac);
+}
+
+/* The pseudo-header sum of an upper-layer packet of len bytes (RFC 768, RFC 8200 8.1). */
+static uint32_t
+reply_pseudo_sum(const uint8_t *src, const uint8_t *dst, uint8_t alen, uint32_t len,
+		 uint8_t proto)
+{
+	uint32_t sum = csum_add(csum_add(0, src, alen), dst, alen);
+
+	return sum + (len >> 16) + (len & 0xffff) + proto;
+}
+
+size_t
+reply_udp(uint8_t *out, size_t cap, const struct reply_udp *u)
+{
+	bool v4 = u->family == 4;
+	uint8_t alen = v4 ? 4 : 16;
+	uint32_t ip_hdr = v4 ? REPLY_IP4_LEN : REPLY_IP6_LEN;
+	uint32_t udp_len = REPLY_UDP_LEN + (uint32_t)u->len;
+	uint8_t *ip = out + REPLY_ETH_LEN, *udp = ip + ip_hdr;
+	size_t frame = REPLY_ETH_LEN + ip_hdr + udp_len;
+	uint16_t csum;
+
+	if ((u->family != 4 && u->family != 6) || cap < frame || cap < REPLY_ARP_FRAME_LEN)
+		return 0;
+	reply_eth(out, u->dst_mac, u->src_mac, v4 ? REPLY_ETHERTYPE_IPV4 : REPLY_ETHERTYPE_IPV6);
+	if (v4) {
+		ip[0] = 0x45;
+		ip[1] = u->tos;
+		be16_put(ip + 2, ip_hdr + udp_len);
+		be32_put(ip + 4, 0x4000);       /* ID 0, DF */
+		ip[8] = u->ttl;
+		ip[9] = REPLY_PROTO_UDP;
+		be16_put(ip + 10, 0);
+		memcpy(ip + 12, u->src, 4);
+		memcpy(ip + 16, u->dst, 4);
+		be16_put(ip + 10, csum_fold(csum_add(0, ip, REPLY_IP4_LEN)));
+	} else {
+		be32_put(ip, 0x60000000u | (uint32_t)u->tos << 20);
+		be16_put(ip + 4, udp_len);
+		ip[6] = REPLY_PROTO_UDP;
+		ip[7] = u->ttl;
+		memcpy(ip + 8, u->src, 16);
+		memcpy(ip + 24, u->dst, 16);
+	}
+	be16_put(udp, u->sport);
+	be16_put(udp + 2, u->dport);
+	be16_put(udp + 4, udp_len);
+	be16_put(udp + 6, 0);
+	memcpy(udp + REPLY_UDP_LEN, u->payload, u->len);
+	csum = csum_fold(csum_add(reply_pseudo_sum(u->src, u->dst, alen, udp_len,
+						   REPLY_PROTO_UDP), udp, udp_len));
+	be16_put(udp + 6, csum == 0 ? 0xffff : csum);   /* 0 would mean none */
+	return reply_pad(out, frame);
+}
+
+bool
+reply_udp_csum_ok(const uint8_t *ip, const uint8_t *l4, uint8_t family)
+{
+	bool v4 = family == 4;
+	uint32_t len = be16_get(l4 + 4);
+	uint32_t sum;
+
+	if (be16_get(l4 + 6) == 0)
+		return v4;
+	sum = reply_pseudo_sum(ip + (v4 ? 12 : 8), ip + (v4 ? 16 : 24), v4 ? 4 : 16, len,
+			       REPLY_PROTO_UDP);
+	return csum_fold(csum_add(sum, l4, len)) == 0;
 }

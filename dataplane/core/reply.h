@@ -41,6 +41,7 @@
 #ifndef MAGLB_DATAPLANE_REPLY_H
 #define MAGLB_DATAPLANE_REPLY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -151,5 +152,36 @@ size_t reply_nd_ns(uint8_t *out, size_t cap, const uint8_t src_mac[6],
  */
 size_t reply_nd_unsolicited_na(uint8_t *out, size_t cap, const uint8_t mac[6],
 			       const uint8_t addr[16]);
+
+/* A UDP datagram the dataplane originates (BFD, RFC 5881). */
+struct reply_udp {
+	const uint8_t *src_mac, *dst_mac;
+	uint8_t family;             /* 4 or 6 */
+	uint8_t ttl;                /* IPv4 TTL / IPv6 hop limit */
+	uint8_t tos;                /* IPv4 TOS / IPv6 traffic class */
+	const uint8_t *src, *dst;   /* 4 or 16 bytes */
+	uint16_t sport, dport;
+	const uint8_t *payload;
+	uint16_t len;               /* payload bytes */
+};
+
+#define REPLY_UDP_HEADROOM 62u     /* Ethernet 14 + IPv6 40 + UDP 8: the most before a payload */
+
+/*
+ * The untagged Ethernet frame of u: IPv4 with DF and ID 0 (RFC 6864), or
+ * IPv6 without extension headers; the UDP checksum always set (IPv4 may
+ * omit it; RFC 8200 requires it); padded to the Ethernet minimum. The
+ * payload may not overlap out. Returns the frame length, 0 if cap is too
+ * small or u's family is neither.
+ */
+size_t reply_udp(uint8_t *out, size_t cap, const struct reply_udp *u);
+
+/*
+ * Whether the UDP checksum of the datagram at l4 (its UDP header; ip is
+ * its IP header, of family 4 or 6) is right: 0 in IPv4 means "none" and is
+ * right, 0 in IPv6 is wrong (RFC 8200 8.1). The UDP length field gives
+ * the datagram's length; the caller has checked it lies within the frame.
+ */
+bool reply_udp_csum_ok(const uint8_t *ip, const uint8_t *l4, uint8_t family);
 
 #endif /* MAGLB_DATAPLANE_REPLY_H */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Encapsulation (encap.h), frames the dataplane originates (reply.h), the
- * neighbour table (neigh.h) and IPv4 fragmentation (ipfrag.h). Written
- * bytes are parsed back here with code of the test's own, checksums
- * included.
+ * Encapsulation (encap.h), frames the dataplane originates (reply.h: ICMP,
+ * ARP, ND and UDP), the neighbour table (neigh.h) and IPv4 fragmentation
+ * (ipfrag.h). Written bytes are parsed back here with code of the test's
+ * own, checksums included.
  */
 #include <check.h>
 #include <errno.h>
@@ -831,6 +831,133 @@ START_TEST(test_nd_unsolicited_na)
 }
 END_TEST
 
+/* The one's complement sum of p[0..len), folded (the test's own RFC 1071). */
+static unsigned
+sum16(unsigned sum, const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i += 2)
+		sum += (unsigned)p[i] << 8 | (i + 1 < len ? p[i + 1] : 0);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
+
+/* A UDP datagram of len payload bytes in frame r: addresses, ports, TTL,
+ * lengths and checksums as the test computes them. */
+static void
+check_udp(const uint8_t *r, size_t frame_len, uint8_t family, const uint8_t *src,
+	  const uint8_t *dst, uint8_t ttl, const uint8_t *payload, unsigned len)
+{
+	bool v4 = family == 4;
+	unsigned alen = v4 ? 4 : 16, ip_hdr = v4 ? 20 : 40, sum;
+	const uint8_t *ip = r + 14, *udp = ip + ip_hdr;
+
+	ck_assert_uint_ge(frame_len, 60);
+	ck_assert_uint_ge(frame_len, 14 + ip_hdr + 8 + len);
+	ck_assert(memcmp(r, mac_next, 6) == 0 && memcmp(r + 6, mac_ours, 6) == 0);
+	ck_assert_uint_eq(be16(r + 12), v4 ? 0x0800 : 0x86dd);
+	if (v4) {
+		ck_assert_uint_eq(ip[0], 0x45);
+		ck_assert_uint_eq(be16(ip + 2), 20 + 8 + len);
+		ck_assert_uint_eq(be16(ip + 6), 0x4000);
+		ck_assert_uint_eq(ip[8], ttl);
+		ck_assert_uint_eq(ip[9], 17);
+		ck_assert_uint_eq(sum16(0, ip, 20), 0xffff);
+	} else {
+		ck_assert_uint_eq(ip[0] >> 4, 6);
+		ck_assert_uint_eq(be16(ip + 4), 8 + len);
+		ck_assert_uint_eq(ip[6], 17);
+		ck_assert_uint_eq(ip[7], ttl);
+	}
+	ck_assert(memcmp(ip + (v4 ? 12 : 8), src, alen) == 0);
+	ck_assert(memcmp(ip + (v4 ? 16 : 24), dst, alen) == 0);
+	ck_assert_uint_eq(be16(udp), 49152);
+	ck_assert_uint_eq(be16(udp + 2), 3784);
+	ck_assert_uint_eq(be16(udp + 4), 8 + len);
+	ck_assert(memcmp(udp + 8, payload, len) == 0);
+	ck_assert_uint_ne(be16(udp + 6), 0);
+	sum = sum16(0, src, alen);
+	sum = sum16(sum, dst, alen);
+	sum = sum16(sum + 17 + 8 + len, udp, 8 + len);
+	ck_assert_uint_eq(sum, 0xffff);
+	ck_assert(reply_udp_csum_ok(ip, udp, family));
+}
+
+START_TEST(test_udp_both_families)
+{
+	static const uint8_t payload[24] = { 0x20, 0xc0, 3, 24, 1, 2, 3, 4 };
+	struct reply_udp u = {
+		.src_mac = mac_ours, .dst_mac = mac_next, .family = 4, .ttl = 255,
+		.tos = 0xc0, .src = node4, .dst = backend4, .sport = 49152, .dport = 3784,
+		.payload = payload, .len = sizeof(payload),
+	};
+	uint8_t r[128];
+	size_t n;
+
+	ck_assert_uint_eq(reply_udp(r, 59, &u), 0);
+	n = reply_udp(r, sizeof(r), &u);
+	ck_assert_uint_eq(n, 66);
+	ck_assert_uint_eq(r[15], 0xc0);
+	check_udp(r, n, 4, node4, backend4, 255, payload, sizeof(payload));
+	u.family = 6;
+	u.src = node6;
+	u.dst = backend6;
+	ck_assert_uint_eq(reply_udp(r, 85, &u), 0);
+	n = reply_udp(r, sizeof(r), &u);
+	ck_assert_uint_eq(n, 86);
+	ck_assert_uint_eq((be16(r + 14) >> 4) & 0xff, 0xc0);    /* traffic class */
+	check_udp(r, n, 6, node6, backend6, 255, payload, sizeof(payload));
+	u.family = 5;
+	ck_assert_uint_eq(reply_udp(r, sizeof(r), &u), 0);
+}
+END_TEST
+
+/* A short payload is padded to the Ethernet minimum, the lengths say the truth. */
+START_TEST(test_udp_padded)
+{
+	static const uint8_t payload[2] = { 0xab, 0xcd };
+	struct reply_udp u = {
+		.src_mac = mac_ours, .dst_mac = mac_next, .family = 4, .ttl = 1,
+		.src = node4, .dst = backend4, .sport = 49152, .dport = 3784,
+		.payload = payload, .len = sizeof(payload),
+	};
+	uint8_t r[128];
+
+	memset(r, 0x55, sizeof(r));
+	ck_assert_uint_eq(reply_udp(r, sizeof(r), &u), 60);
+	check_udp(r, 60, 4, node4, backend4, 1, payload, sizeof(payload));
+	for (size_t i = 14 + 20 + 8 + 2; i < 60; i++)
+		ck_assert_uint_eq(r[i], 0);
+}
+END_TEST
+
+/* A flipped bit fails the checksum; 0 is "none" in IPv4 only. */
+START_TEST(test_udp_csum_checked)
+{
+	static const uint8_t payload[24] = { 0x20 };
+	struct reply_udp u = {
+		.src_mac = mac_ours, .dst_mac = mac_next, .family = 4, .ttl = 255,
+		.src = node4, .dst = backend4, .sport = 49152, .dport = 3784,
+		.payload = payload, .len = sizeof(payload),
+	};
+	uint8_t r[128];
+
+	for (int f = 4; f <= 6; f += 2) {
+		uint8_t *ip = r + 14, *udp = ip + (f == 4 ? 20 : 40);
+
+		u.family = (uint8_t)f;
+		u.src = f == 4 ? node4 : node6;
+		u.dst = f == 4 ? backend4 : backend6;
+		ck_assert_uint_ne(reply_udp(r, sizeof(r), &u), 0);
+		ck_assert(reply_udp_csum_ok(ip, udp, u.family));
+		udp[8 + 5] ^= 0x10;
+		ck_assert(!reply_udp_csum_ok(ip, udp, u.family));
+		udp[6] = udp[7] = 0;
+		ck_assert(reply_udp_csum_ok(ip, udp, u.family) == (f == 4));
+	}
+}
+END_TEST
+
 /* ---- neigh.h ---- */
 
 static const uint8_t mac_a[6] = { 0x02, 0, 0, 0, 0, 0xaa };
@@ -1378,6 +1505,9 @@ encap_suite(void)
 	tcase_add_test(tr, test_nd_na_to_dad);
 	tcase_add_test(tr, test_nd_ns);
 	tcase_add_test(tr, test_nd_unsolicited_na);
+	tcase_add_test(tr, test_udp_both_families);
+	tcase_add_test(tr, test_udp_padded);
+	tcase_add_test(tr, test_udp_csum_checked);
 	suite_add_tcase(s, tr);
 
 	tcase_add_test(tn, test_neigh_want_due);
