@@ -4,11 +4,20 @@
  * a worker and the control thread take it: the parser, then by kind the VIP
  * match, the ICMP error's MTU, the too-big reply, IPv4 fragmentation, the
  * tunnel header, the ARP and ND answers. The frame sits in a buffer of
- * exactly its size, so that AddressSanitizer sees any read past it.
+ * exactly its size, so that AddressSanitizer sees any read past it. Frames
+ * go up to a jumbo port's (FRAME_MAX); the port's MTU is 1500 or 9000, the
+ * tunnel one of four, each picked by a byte of the frame (its middle one).
+ *
+ * A frame is parsed twice more: inline (pkt_parse_simple()), and chained as
+ * a jumbo frame in several buffers (pkt_parse_head()), its first buffer
+ * again of exactly its size, head bytes: the last byte of the frame times
+ * 64 (0: not chained; 32: a 2 KiB buffer).
  *
  * Besides "no crash, no sanitizer report", it checks what the worker relies
- * on: the inline fast parser agrees with the full one byte for byte; a
- * parsed packet's offsets lie inside the frame; the key's pad is zero.
+ * on: the inline fast parser agrees with the full one byte for byte, and so
+ * does the chained one where it parses, and it refuses only as CHAINED
+ * what the full one takes; a parsed packet's offsets lie inside the frame;
+ * the key's pad is zero.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,7 +29,7 @@
 #include "dataplane/core/reply.h"
 #include "dataplane/core/viptab.h"
 
-enum { FRAME_MAX = 9216 + 18, OUT_MAX = 16384, MTU = 1500 };
+enum { FRAME_MAX = 9216 + 18, OUT_MAX = 16384, MTU = 1500, MTU_JUMBO = 9000 };
 
 #define CHECK(c) do { if (!(c)) abort(); } while (0)
 
@@ -70,14 +79,15 @@ forward(uint8_t *frame, uint32_t len, const struct pkt_meta *m, const uint8_t *d
 	int64_t vip = m->kind == PKT_KIND_FRAGMENT ? viptab_lookup_fragment(vips, &m->key, &why)
 						   : viptab_lookup(vips, &m->key, &why);
 	const struct encap_tunnel *t = &tunnels[data[len / 2] & 3];
+	uint16_t mtu = data[len / 2] & 4 ? MTU_JUMBO : MTU;
 	uint16_t overhead = encap_overhead(t), hdr_len = (uint16_t)(ENCAP_ETH_LEN + overhead);
 
 	CHECK(vip < 4);
 	(void)pkt_icmp_mtu(frame, m);
-	if (m->ip_len + overhead > MTU) {
+	if (m->ip_len + overhead > mtu) {
 		if (m->df) {
 			size_t n = reply_too_big(out, sizeof(out), frame, len, m->l2_len, m->family,
-						 reply_too_big_mtu(MTU, overhead, m->family));
+						 reply_too_big_mtu(mtu, overhead, m->family));
 
 			CHECK(n <= sizeof(out));
 			return;
@@ -85,7 +95,7 @@ forward(uint8_t *frame, uint32_t len, const struct pkt_meta *m, const uint8_t *d
 		if (m->family == FLOW_FAMILY_IPV4) {
 			struct ipfrag_plan plan;
 			uint8_t *ip = frame + m->l2_len;
-			unsigned count = ipfrag_plan(&plan, ip, m->ip_len, (uint16_t)(MTU - overhead));
+			unsigned count = ipfrag_plan(&plan, ip, m->ip_len, (uint16_t)(mtu - overhead));
 
 			for (unsigned k = 1; k < count; k++)
 				CHECK(ipfrag_write(out, sizeof(out), &plan, ip, k) ==
@@ -99,6 +109,34 @@ forward(uint8_t *frame, uint32_t len, const struct pkt_meta *m, const uint8_t *d
 	 * header and the headroom before the frame. */
 	memcpy(out + hdr_len, frame + m->l2_len, m->ip_len);
 	encap_write(out, t, m->family, m->ip_len, m->tos, m->df != 0, 7, 0x12345);
+}
+
+/*
+ * The frame as a chain: only its first head bytes (in a buffer of their
+ * own) contiguous. Where the chained parser takes it, it saw what the full
+ * one saw; where it refuses what the full one takes, it is as CHAINED.
+ */
+static void
+parse_chained(const uint8_t *data, uint32_t size, bool full_ok, const struct pkt_meta *full)
+{
+	uint32_t head = (uint32_t)data[size - 1] * 64;
+	enum dp_drop why = DP_DROP_MAX;
+	struct pkt_meta m;
+	uint8_t *first;
+
+	if (head == 0 || head >= size)
+		return;
+	first = malloc(head);
+	CHECK(first != NULL);
+	memcpy(first, data, head);
+	if (pkt_parse_head(first, head, size, &m, &why)) {
+		CHECK(full_ok);
+		CHECK(memcmp(&m, full, sizeof(m)) == 0);
+	} else {
+		CHECK(why < DP_DROP_MAX);
+		CHECK(!full_ok || why == DP_DROP_CHAINED);
+	}
+	free(first);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -124,6 +162,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(ok);
 		CHECK(memcmp(&fast, &full, sizeof(fast)) == 0);
 	}
+	parse_chained(data, (uint32_t)size, ok, &full);
 	if (!ok) {
 		CHECK(why < DP_DROP_MAX);
 		free(frame);
