@@ -49,6 +49,10 @@ enum {
 	STREAM_MSGS_PER_TICK = 64,
 	IMPORT_BATCH_MAX = 4096,        /* entries per IMPORT_BATCH */
 	SWEEP_PER_TICK = 2048,          /* cache slots visited per tick */
+	INFLIGHT_SLACK = 1024,          /* own messages in flight beyond a send
+					 * queue of full ones: a second of
+					 * partial batches at the shortest delay */
+	INFLIGHT_MAX = 1 << 16,
 };
 
 static const enum wire_sync_kind kind_wire[KINDS] = {
@@ -65,15 +69,32 @@ struct keyset {
 	uint32_t mask;
 };
 
+/*
+ * What own entries changed in their group's digest and entry count when
+ * they went into the cache, ahead of CPG's agreed order (sync verify).
+ */
+struct verify_delta {
+	uint64_t digest;                /* a sum: wraps, as the digest does */
+	int64_t entries;
+};
+
 struct batch {
 	struct wire_flow *e;
 	size_t n, cap;
 	size_t bytes;                   /* encoded size of the entries */
+	struct verify_delta delta;      /* of its entries */
+};
+
+/* An own message with a delta, multicast or queued, not delivered back yet. */
+struct inflight {
+	uint64_t seq;
+	struct verify_delta delta;
 };
 
 struct queued_msg {
 	struct queued_msg *next;
 	size_t len;
+	uint64_t seq;
 	uint32_t entries;
 	uint8_t data[];
 };
@@ -115,6 +136,10 @@ struct group {
 	struct queued_msg *q_head, *q_tail;
 	size_t q_bytes;
 	uint32_t q_len;
+	/* own messages in flight, oldest first: a ring, by seq */
+	struct inflight *inflight;
+	uint32_t if_head, if_len, if_mask;
+	struct verify_delta if_sum;     /* of the ring */
 	struct stream streams[STREAMS_MAX];
 	uint32_t n_streams;
 	struct peer_seq peers[REPL_MEMBERS_MAX];
@@ -212,9 +237,109 @@ group_of_vip(const struct repl *r, uint16_t vip)
 	return catalog_vip(r->cat, vip)->group;
 }
 
+/* ------------------------------------------------------- verify deltas */
+
+static void
+delta_add(struct verify_delta *to, struct verify_delta d)
+{
+	to->digest += d.digest;
+	to->entries += d.entries;
+}
+
+static void
+delta_sub(struct verify_delta *from, struct verify_delta d)
+{
+	from->digest -= d.digest;
+	from->entries -= d.entries;
+}
+
+/* What the cache ops since before (cache_group_stats()) changed in group gi. */
+static struct verify_delta
+delta_since(const struct repl *r, uint16_t gi, struct cache_group_stats before)
+{
+	struct cache_group_stats after = cache_group_stats(r->cache, gi);
+
+	return (struct verify_delta){
+		.digest = after.digest - before.digest,
+		.entries = (int64_t)(after.own + after.peers - before.own - before.peers),
+	};
+}
+
+/* Own message seq carries d: in flight until delivered back or dropped. */
+static void
+inflight_push(struct group *g, uint64_t seq, struct verify_delta d)
+{
+	struct inflight *it;
+
+	if (d.digest == 0 && d.entries == 0)
+		return;
+	if (g->if_len > g->if_mask) {
+		/* full: the newest waits for this one too (late, never lost) */
+		it = &g->inflight[(g->if_head + g->if_len - 1) & g->if_mask];
+		it->seq = seq;
+		delta_add(&it->delta, d);
+	} else {
+		it = &g->inflight[(g->if_head + g->if_len++) & g->if_mask];
+		*it = (struct inflight){ .seq = seq, .delta = d };
+	}
+	delta_add(&g->if_sum, d);
+}
+
+/* CPG delivered own message seq back: it and every earlier one are agreed. */
+static void
+inflight_delivered(struct group *g, uint64_t seq)
+{
+	while (g->if_len > 0 && g->inflight[g->if_head].seq <= seq) {
+		delta_sub(&g->if_sum, g->inflight[g->if_head].delta);
+		g->if_head = (g->if_head + 1) & g->if_mask;
+		g->if_len--;
+	}
+}
+
+/* Own message seq was dropped: its entries are on this node only. */
+static void
+inflight_cancel(struct group *g, uint64_t seq)
+{
+	for (uint32_t i = g->if_len; i > 0; i--) {
+		struct inflight *it = &g->inflight[(g->if_head + i - 1) & g->if_mask];
+
+		if (it->seq < seq)
+			return;
+		if (it->seq == seq) {
+			delta_sub(&g->if_sum, it->delta);
+			it->delta = (struct verify_delta){ 0 };
+			return;
+		}
+	}
+}
+
+/* The group left: nothing of it is in flight any more, nor batched. */
+static void
+inflight_clear(struct group *g)
+{
+	g->if_head = g->if_len = 0;
+	g->if_sum = (struct verify_delta){ 0 };
+	for (int k = 0; k < KINDS; k++)
+		g->out[k].delta = (struct verify_delta){ 0 };
+}
+
+/* What this node holds of gi ahead of the agreed order: batched or in flight. */
+static struct verify_delta
+inflight_pending(const struct group *g)
+{
+	struct verify_delta d = g->if_sum;
+
+	for (int k = 0; k < KINDS; k++)
+		delta_add(&d, g->out[k].delta);
+	return d;
+}
+
 /* -------------------------------------------------------------- sending */
 
-/* Multicast one encoded message, or queue it behind the ones waiting. */
+/*
+ * Multicast one encoded message (the group's last seq), or queue it behind
+ * the ones waiting.
+ */
 static void
 send_or_queue(struct repl *r, uint16_t gi, const uint8_t *buf, size_t len, uint32_t entries)
 {
@@ -232,6 +357,7 @@ send_or_queue(struct repl *r, uint16_t gi, const uint8_t *buf, size_t len, uint3
 	}
 	if (rc != -EAGAIN) {
 		g->counters[REPL_DROP_SEND_ERROR] += entries;
+		inflight_cancel(g, g->seq);
 		return;
 	}
 	if (g->q_head == NULL)
@@ -239,10 +365,12 @@ send_or_queue(struct repl *r, uint16_t gi, const uint8_t *buf, size_t len, uint3
 	if (g->q_bytes + len > r->p.send_queue_bytes ||
 	    (q = malloc(sizeof(*q) + len)) == NULL) {
 		g->counters[REPL_DROP_CPG_BACKLOG] += entries;
+		inflight_cancel(g, g->seq);
 		return;
 	}
 	q->next = NULL;
 	q->len = len;
+	q->seq = g->seq;
 	q->entries = entries;
 	memcpy(q->data, buf, len);
 	if (g->q_tail != NULL)
@@ -274,6 +402,7 @@ queue_retry(struct repl *r, uint16_t gi)
 			g->counters[REPL_ENTRIES_SENT] += q->entries;
 		} else {
 			g->counters[REPL_DROP_SEND_ERROR] += q->entries;
+			inflight_cancel(g, q->seq);
 		}
 		g->q_head = q->next;
 		if (g->q_head == NULL)
@@ -296,6 +425,7 @@ queue_clear(struct group *g)
 	g->q_tail = NULL;
 	g->q_bytes = 0;
 	g->q_len = 0;
+	inflight_clear(g);
 }
 
 /* Encode m (its node id and seq set here) into r->buf. Length or 0. */
@@ -330,12 +460,15 @@ flush(struct repl *r, uint16_t gi, int upto)
 		if (b->n == 0)
 			continue;
 		len = encode(r, g, &m);
-		if (len > 0)
+		if (len > 0) {
+			inflight_push(g, g->seq, b->delta);
 			send_or_queue(r, gi, r->buf, len, (uint32_t)b->n);
-		else
+		} else {
 			g->counters[REPL_DROP_SEND_ERROR] += b->n;
+		}
 		b->n = 0;
 		b->bytes = 0;
+		b->delta = (struct verify_delta){ 0 };
 		if (k > KIND_NEW)
 			memset(g->later[k].v, 0, (g->later[k].mask + 1) * sizeof(uint64_t));
 	}
@@ -344,10 +477,13 @@ flush(struct repl *r, uint16_t gi, int upto)
 		g->pending |= g->out[k].n > 0;
 }
 
-/* Add one of this node's entries to the group's outgoing batch of kind k. */
+/*
+ * Add one of this node's entries to the group's outgoing batch of kind k;
+ * d: what applying it here changed in the group's digest and count.
+ */
 static void
-batch_add(struct repl *r, uint16_t gi, int k, const struct wire_flow *f, uint32_t now_ms,
-	  uint64_t now_us)
+batch_add(struct repl *r, uint16_t gi, int k, const struct wire_flow *f,
+	  struct verify_delta d, uint32_t now_ms, uint64_t now_us)
 {
 	struct group *g = &r->groups[gi];
 	struct batch *b = &g->out[k];
@@ -369,6 +505,7 @@ batch_add(struct repl *r, uint16_t gi, int k, const struct wire_flow *f, uint32_
 	}
 	b->e[b->n++] = *f;
 	b->bytes += size;
+	delta_add(&b->delta, d);
 	if (k > KIND_NEW)
 		keyset_add(&g->later[k], h);
 }
@@ -495,8 +632,10 @@ repl_import_done(struct repl *r, uint64_t token, bool ok, uint64_t now_us)
 
 	for (b = r->i_head; b != NULL && b->token != token; prev = b, b = b->next)
 		link = &b->next;
-	if (b == NULL)
+	if (b == NULL) {
+		r->node[REPL_NODE_IMPORT_UNKNOWN]++;
 		return;
+	}
 	*link = b->next;
 	if (r->i_tail == b)
 		r->i_tail = prev;
@@ -553,6 +692,7 @@ repl_on_export(struct repl *r, const struct wire_ctl_flows *fl, uint32_t now_ms,
 	for (size_t i = 0; i < fl->count; i++) {
 		struct cache_key key;
 		struct cache_value v;
+		struct cache_group_stats before;
 		uint16_t gi;
 
 		if (cache_from_wire(r->cache, &fl->entries[i], r->p.self, now_ms, &key, &v) < 0) {
@@ -562,12 +702,14 @@ repl_on_export(struct repl *r, const struct wire_ctl_flows *fl, uint32_t now_ms,
 		gi = group_of_vip(r, key.vip);
 		if (r->reconciling)
 			v.flags |= CACHE_FLAG_SEEN;
+		before = cache_group_stats(r->cache, gi);
 		if (k == KIND_CLOSE)
 			cache_remove(r->cache, &key);
 		else if (cache_upsert(r->cache, &key, &v, now_ms) < 0)
 			r->node[REPL_NODE_CACHE_FULL]++;
 		if (r->groups[gi].member)
-			batch_add(r, gi, k, &fl->entries[i], now_ms, now_us);
+			batch_add(r, gi, k, &fl->entries[i], delta_since(r, gi, before), now_ms,
+				  now_us);
 	}
 }
 
@@ -586,6 +728,7 @@ repl_on_dump(struct repl *r, const struct wire_flow *f, size_t n, uint32_t now_m
 	for (size_t i = 0; i < n; i++) {
 		struct cache_key key;
 		struct cache_value v;
+		struct cache_group_stats before;
 		uint16_t gi;
 
 		/* a closing flow lingers in the dataplane, it is not live */
@@ -597,14 +740,16 @@ repl_on_dump(struct repl *r, const struct wire_flow *f, size_t n, uint32_t now_m
 			continue;
 		}
 		v.flags |= CACHE_FLAG_SEEN;
+		gi = group_of_vip(r, key.vip);
+		before = cache_group_stats(r->cache, gi);
 		if (cache_upsert(r->cache, &key, &v, now_ms) < 0) {
 			r->node[REPL_NODE_CACHE_FULL]++;
 			continue;
 		}
 		r->node[REPL_NODE_DUMP_ADOPTED]++;
-		gi = group_of_vip(r, key.vip);
 		if (r->groups[gi].member)
-			batch_add(r, gi, KIND_NEW, &f[i], now_ms, now_us);
+			batch_add(r, gi, KIND_NEW, &f[i], delta_since(r, gi, before), now_ms,
+				  now_us);
 	}
 }
 
@@ -624,6 +769,7 @@ repl_dump_end(struct repl *r, bool close, uint32_t dp_start_ms, uint32_t now_ms,
 		return;
 	while (cache_next(r->cache, &cursor, now_ms, &k, &v)) {
 		struct wire_flow f;
+		struct cache_group_stats before;
 		uint16_t gi;
 
 		if (v.origin != r->p.self || (v.flags & CACHE_FLAG_SEEN))
@@ -632,11 +778,13 @@ repl_dump_end(struct repl *r, bool close, uint32_t dp_start_ms, uint32_t now_ms,
 		if ((int32_t)(v.expires_ms - r->p.max_idle_ms - dp_start_ms) < 0)
 			continue;
 		cache_to_wire(r->cache, &k, &v, now_ms, &f);
+		gi = group_of_vip(r, k.vip);
+		before = cache_group_stats(r->cache, gi);
 		cache_remove(r->cache, &k);
 		r->node[REPL_NODE_RECONCILED_CLOSES]++;
-		gi = group_of_vip(r, k.vip);
 		if (r->groups[gi].member)
-			batch_add(r, gi, KIND_CLOSE, &f, now_ms, now_us);
+			batch_add(r, gi, KIND_CLOSE, &f, delta_since(r, gi, before), now_ms,
+				  now_us);
 		import_add(r, gi, WIRE_FLOW_EVENT_CLOSE, &f, 0);
 	}
 }
@@ -673,8 +821,20 @@ scratch_reserve(struct repl *r, size_t n)
 	return 0;
 }
 
-/* Count a gap in sender's sequence. */
-static void
+/*
+ * Check seq against the last one seen from sender. A jump forward (the
+ * sender dropped messages: drop_cpg_backlog there) counts once, however
+ * far: a gap's size is the sender's word, and a counter moves by no more
+ * than one message says. Returns false for a seq not newer than the last
+ * (counted: drop_seq_stale): CPG delivers each message of a process once
+ * and in order, and a sender's sequence starts again only in a new
+ * process, whose predecessor left the group first (repl_on_members()
+ * forgot its sequence then). So a stale seq is a replay or another
+ * process's: applying it would put an older state over newer ones (a NEW
+ * after its CLOSE resurrects the flow), and the agreed order forbids that.
+ * The last seq stays, so a replay cannot lower the mark for a gap later.
+ */
+static bool
 seq_check(struct group *g, uint32_t sender, uint64_t seq)
 {
 	struct peer_seq *free_slot = NULL;
@@ -683,16 +843,21 @@ seq_check(struct group *g, uint32_t sender, uint64_t seq)
 		struct peer_seq *p = &g->peers[i];
 
 		if (p->node == sender) {
-			if (seq > p->seq + 1)
-				g->counters[REPL_SEQ_GAPS] += seq - p->seq - 1;
+			if (seq <= p->seq) {
+				g->counters[REPL_DROP_SEQ_STALE]++;
+				return false;
+			}
+			if (seq - p->seq > 1)
+				g->counters[REPL_SEQ_GAPS]++;
 			p->seq = seq;
-			return;
+			return true;
 		}
 		if (p->node == 0 && free_slot == NULL)
 			free_slot = p;
 	}
 	if (free_slot != NULL)
 		*free_slot = (struct peer_seq){ .node = sender, .seq = seq };
+	return true;
 }
 
 /*
@@ -992,12 +1157,19 @@ on_digest(struct repl *r, uint16_t gi, uint32_t sender, const struct wire_sync_m
 	struct group *g = &r->groups[gi];
 
 	if (m->kind == WIRE_SYNC_DIGEST_REQUEST) {
-		/* this point of the agreed order is the same on every member */
+		/*
+		 * This point of the agreed order is the same on every member;
+		 * own entries applied here ahead of it (batched, or multicast
+		 * and not delivered back yet) are not part of it.
+		 */
 		struct cache_group_stats st = cache_group_digest(r->cache, gi, now_ms,
 								 REPL_VERIFY_MARGIN_MS);
+		struct verify_delta ahead = inflight_pending(g);
+		int64_t entries = (int64_t)(st.own + st.peers) - ahead.entries;
 		struct wire_sync_msg d = {
 			.kind = WIRE_SYNC_DIGEST, .epoch = m->epoch, .peer = sender,
-			.entry_count = st.own + st.peers, .digest = st.digest,
+			.entry_count = entries > 0 ? (uint64_t)entries : 0,
+			.digest = st.digest - ahead.digest,
 			.maglev_digest = r->maglev_digest,
 		};
 		size_t len;
@@ -1088,8 +1260,16 @@ repl_on_deliver(struct repl *r, uint16_t gi, uint32_t sender, const void *buf, s
 		g->counters[REPL_DROP_SENDER]++;
 		return;
 	}
-	if (sender != r->p.self) {
-		seq_check(g, sender, m.seq);
+	if (m.kind == WIRE_SYNC_NODE_STATE || m.kind == WIRE_SYNC_HEALTH) {
+		/* the membership group's, numbered in its sequence, not this one's */
+		g->counters[REPL_DROP_KIND]++;
+		return;
+	}
+	if (sender == r->p.self) {
+		inflight_delivered(g, m.seq);
+	} else {
+		if (!seq_check(g, sender, m.seq))
+			return;
 		if (m.kind <= WIRE_SYNC_CLOSE)
 			g->counters[REPL_ENTRIES_RECEIVED] += m.count;
 	}
@@ -1105,10 +1285,6 @@ repl_on_deliver(struct repl *r, uint16_t gi, uint32_t sender, const void *buf, s
 	case WIRE_SYNC_DIGEST_REQUEST:
 	case WIRE_SYNC_DIGEST:
 		on_digest(r, gi, sender, &m, now_ms);
-		break;
-	case WIRE_SYNC_NODE_STATE:
-	case WIRE_SYNC_HEALTH:
-		g->counters[REPL_DROP_KIND]++;  /* they belong to the membership group */
 		break;
 	default:
 		on_resync(r, gi, sender, &m, now_ms);
@@ -1170,8 +1346,10 @@ repl_on_members(struct repl *r, uint16_t gi, const uint32_t *members, size_t n, 
 		queue_clear(g);
 		return;
 	}
-	if (!g->member)  /* what we made while outside the group */
+	if (!g->member) {  /* what we made while outside the group */
 		stream_add(g, r->p.self, 0, true);
+		inflight_clear(g);
+	}
 	g->member = true;
 	if (g->state == REPL_JOINING) {
 		resync_start(r, gi, 0, now_ms);
@@ -1210,15 +1388,32 @@ repl_tick(struct repl *r, uint32_t now_ms, uint64_t now_us)
 
 /* --------------------------------------------------------------- set-up */
 
-static int
-group_init(struct group *g, const char *name, uint32_t max_batch_bytes)
+/* Own messages a group may have in flight: a send queue of full ones, and slack. */
+static uint32_t
+inflight_cap(const struct repl_params *p)
 {
-	size_t cap = max_batch_bytes / WIRE_FLOW_ENCODED_MIN + 1;
-	uint32_t set = 64;
+	uint32_t msg = p->max_batch_bytes > 0 ? p->max_batch_bytes : 1;
+	uint64_t want = p->send_queue_bytes / msg + INFLIGHT_SLACK;
+	uint32_t cap = 64;
+
+	while (cap < want && cap < INFLIGHT_MAX)
+		cap *= 2;
+	return cap;
+}
+
+static int
+group_init(struct group *g, const char *name, const struct repl_params *p)
+{
+	size_t cap = p->max_batch_bytes / WIRE_FLOW_ENCODED_MIN + 1;
+	uint32_t set = 64, ring = inflight_cap(p);
 
 	while (set < 2 * cap)
 		set *= 2;
 	snprintf(g->name, sizeof(g->name), "%s", name);
+	g->inflight = calloc(ring, sizeof(*g->inflight));
+	g->if_mask = ring - 1;
+	if (g->inflight == NULL)
+		return -ENOMEM;
 	for (int k = 0; k < KINDS; k++) {
 		g->out[k].e = calloc(cap, sizeof(struct wire_flow));
 		g->out[k].cap = cap;
@@ -1242,10 +1437,11 @@ group_fini(struct group *g)
 		free(g->later[k].v);
 	}
 	queue_clear(g);
+	free(g->inflight);
 }
 
 static struct group *
-groups_create(const struct catalog *cat, uint32_t max_batch_bytes)
+groups_create(const struct catalog *cat, const struct repl_params *p)
 {
 	uint16_t n = catalog_groups(cat);
 	struct group *gs = calloc(n ? n : 1, sizeof(*gs));
@@ -1253,7 +1449,7 @@ groups_create(const struct catalog *cat, uint32_t max_batch_bytes)
 	if (gs == NULL)
 		return NULL;
 	for (uint16_t i = 0; i < n; i++)
-		if (group_init(&gs[i], catalog_group_name(cat, i), max_batch_bytes) < 0) {
+		if (group_init(&gs[i], catalog_group_name(cat, i), p) < 0) {
 			for (uint16_t j = 0; j <= i; j++)
 				group_fini(&gs[j]);
 			free(gs);
@@ -1281,7 +1477,7 @@ repl_create(const struct catalog *cat, const struct repl_params *p,
 		      RESYNC_MSG_BYTES) + WIRE_SYNC_HEADER_MAX;
 	r->buf = malloc(r->buf_len);
 	r->cache = cache_create(cat, p->self);
-	r->groups = groups_create(cat, p->max_batch_bytes);
+	r->groups = groups_create(cat, p);
 	if (r->scratch == NULL || r->buf == NULL || r->cache == NULL || r->groups == NULL) {
 		repl_destroy(r);
 		return NULL;
@@ -1332,13 +1528,18 @@ group_carry(struct group *n, struct group *o)
 	n->q_bytes = o->q_bytes;
 	n->q_len = o->q_len;
 	o->q_head = o->q_tail = NULL;
+	/* and what it carries for verify (the batches were flushed: none there) */
+	memcpy(n->inflight, o->inflight, (o->if_mask + 1) * sizeof(*n->inflight));
+	n->if_head = o->if_head;
+	n->if_len = o->if_len;
+	n->if_sum = o->if_sum;
 }
 
 int
 repl_set_catalog(struct repl *r, const struct catalog *cat, uint32_t now_ms)
 {
 	struct cache *c = cache_create(cat, r->p.self);
-	struct group *gs = groups_create(cat, r->p.max_batch_bytes);
+	struct group *gs = groups_create(cat, &r->p);
 	uint32_t cursor = 0;
 	struct cache_key k;
 	struct cache_value v;
@@ -1358,8 +1559,9 @@ repl_set_catalog(struct repl *r, const struct catalog *cat, uint32_t now_ms)
 		struct cache_value nv;
 
 		cache_to_wire(r->cache, &k, &v, now_ms, &f);
-		if (cache_from_wire(c, &f, v.origin, now_ms, &nk, &nv) == 0 &&
-		    cache_upsert(c, &nk, &nv, now_ms) < 0)
+		if (cache_from_wire(c, &f, v.origin, now_ms, &nk, &nv) < 0)
+			r->node[REPL_NODE_RELOAD_DROPPED]++;    /* its VIP or backend is gone */
+		else if (cache_upsert(c, &nk, &nv, now_ms) < 0)
 			r->node[REPL_NODE_CACHE_FULL]++;
 	}
 	for (uint16_t i = 0; i < r->n_groups; i++)

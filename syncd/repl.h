@@ -11,7 +11,11 @@
  *  - Every node applies every message, its own included, in CPG's agreed
  *    order: the last NEW, REFRESH or CLOSE delivered for a flow wins on
  *    every node alike. Own exports also go into the cache at once, so a
- *    message lost to backpressure does not lose the entry here.
+ *    message lost to backpressure does not lose the entry here; what each
+ *    changed in its group's digest and count stays beside, with its batch
+ *    and then its message, until CPG delivers that message back (or it is
+ *    dropped), so that a verify answer leaves out what the others have not
+ *    been delivered yet.
  *  - Entries are batched per group and kind, bounded by bytes and delay;
  *    a flow's events never overtake each other (a pending REFRESH or CLOSE
  *    of the same flow flushes the batches first).
@@ -24,6 +28,13 @@
  *    donor had applied: entries closed meanwhile are not resurrected, and
  *    entries created meanwhile arrive live. A group is synced when a
  *    stream ended with the count announced, or when this node is alone.
+ *  - Each sender's messages carry a sequence number per group. One not
+ *    newer than the sender's last is dropped, counted (drop_seq_stale):
+ *    CPG delivers a process's messages once and in order, so it is a
+ *    replay or another process's, never news. A jump forward counts once
+ *    in seq_gaps however many numbers it skips: no message moves a
+ *    counter by more than one. A sender that leaves the view is forgotten
+ *    (a restarted syncd starts its sequence again).
  *  - Imports go to the dataplane in order, from one bounded queue; when
  *    the dataplane (re)connects, every live entry held is imported again
  *    before the dataplane counts as synced.
@@ -61,7 +72,8 @@ struct cache;
 	X(DROP_CPG_BACKLOG, drop_cpg_backlog, "entries lost: CPG busy and the send queue full") \
 	X(DROP_SEND_ERROR, drop_send_error, "entries lost: CPG refused the message") \
 	X(DROP_IMPORT_QUEUE, drop_import_queue, "entries lost: the import queue was full") \
-	X(SEQ_GAPS, seq_gaps, "messages missing in a peer's sequence") \
+	X(DROP_SEQ_STALE, drop_seq_stale, "messages whose seq is not newer than the peer's last") \
+	X(SEQ_GAPS, seq_gaps, "jumps in a peer's sequence (messages missing), once each") \
 	X(CPG_RETRIES, cpg_retries, "multicasts CPG asked to retry (TRY_AGAIN)") \
 	X(RESYNC_REQUESTS, resync_requests, "resyncs this node asked for") \
 	X(RESYNC_SERVED, resync_served, "resync streams this node sent as donor") \
@@ -93,8 +105,10 @@ extern const char *const repl_counter_descriptions[REPL_COUNTER_MAX];
 	X(CACHE_FULL, cache_full, "entries not held: no memory") \
 	X(IMPORT_BATCHES, import_batches, "IMPORT_BATCH messages acknowledged") \
 	X(IMPORT_ERRORS, import_errors, "IMPORT_BATCH messages the dataplane refused or lost") \
+	X(IMPORT_UNKNOWN, import_unknown, "acknowledgements of an import no longer waiting (its queue was dropped)") \
 	X(DATAPLANE_RELOADS, dataplane_reloads, "full imports into a (re)connected dataplane") \
-	X(EXPIRED, expired, "entries expired in the cache")
+	X(EXPIRED, expired, "entries expired in the cache") \
+	X(RELOAD_DROPPED, reload_dropped, "entries not carried over a reload: their VIP or backend is gone")
 
 enum repl_node_counter {
 #define REPL_NODE_COUNTER_ENUM_(id, name, text) REPL_NODE_##id,
@@ -172,8 +186,9 @@ void repl_destroy(struct repl *r);
 
 /*
  * A new catalog (reload): entries of VIPs and backends it still has carry
- * over, groups are matched by name (counters kept), new groups start
- * JOINING. 0 or -ENOMEM (the old catalog stays in use).
+ * over, the others are dropped (counted: reload_dropped); groups are
+ * matched by name (counters kept), new groups start JOINING. 0 or -ENOMEM
+ * (the old catalog stays in use).
  */
 int repl_set_catalog(struct repl *r, const struct catalog *cat, uint32_t now_ms);
 
@@ -242,7 +257,11 @@ void repl_dataplane_up(struct repl *r, uint32_t now_ms);
 /* The dataplane is gone: drop the import queue. */
 void repl_dataplane_down(struct repl *r);
 
-/* The import with token ended: ok or not (counted). */
+/*
+ * The import with token ended: ok or not (counted). A token no longer
+ * waiting (the queue was dropped since: the dataplane went away or
+ * reconnected) is counted as import_unknown and changes nothing else.
+ */
 void repl_import_done(struct repl *r, uint64_t token, bool ok, uint64_t now_us);
 
 /*
@@ -267,7 +286,8 @@ enum {
 /*
  * sync verify: ask every member of group gi for a digest of the entries
  * it holds, computed when the request is delivered (one point of the
- * agreed order on every node). Returns the round (>= 1), -ENOTCONN when
+ * agreed order on every node), less its own exports not delivered by then
+ * (batched, queued or multicast). Returns the round (>= 1), -ENOTCONN when
  * this node is not a member, -EAGAIN when CPG is busy.
  */
 int repl_verify_start(struct repl *r, uint16_t gi);

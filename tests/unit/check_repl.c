@@ -107,12 +107,24 @@ fake_import(void *arg, enum wire_flow_event ev, const struct wire_flow *f, size_
 	return 0;
 }
 
+/* Node id's config, with the VIP extra (or without one), and its catalog. */
+static void
+config_make(uint32_t id, enum extra extra, struct config **cfg, struct catalog **cat)
+{
+	char text[4096], err[CONFIG_ERROR_MAX];
+
+	snprintf(text, sizeof(text), config_fmt, id, id, extra_vip[extra]);
+	*cfg = config_load_string(text, "t.conf", err, sizeof(err));
+	ck_assert_msg(*cfg != NULL, "%s", err);
+	*cat = catalog_create(*cfg);
+	ck_assert_ptr_nonnull(*cat);
+}
+
 static void
 node_start(int i, enum extra extra)
 {
 	static const struct repl_ops ops = { .send = fake_send, .import = fake_import };
 	struct node *n = &nodes[i];
-	char text[4096], err[CONFIG_ERROR_MAX];
 	struct repl_params p = {
 		.max_batch_bytes = 8192, .max_batch_delay_ms = 5,
 		.import_queue_entries = 65536, .send_queue_bytes = 1 << 20,
@@ -121,11 +133,7 @@ node_start(int i, enum extra extra)
 
 	memset(n, 0, sizeof(*n));
 	n->id = (uint32_t)i + 1;
-	snprintf(text, sizeof(text), config_fmt, n->id, n->id, extra_vip[extra]);
-	n->cfg = config_load_string(text, "t.conf", err, sizeof(err));
-	ck_assert_msg(n->cfg != NULL, "%s", err);
-	n->cat = catalog_create(n->cfg);
-	ck_assert_ptr_nonnull(n->cat);
+	config_make(n->id, extra, &n->cfg, &n->cat);
 	p.self = n->id;
 	n->r = repl_create(n->cat, &p, &ops, n);
 	ck_assert_ptr_nonnull(n->r);
@@ -652,6 +660,174 @@ START_TEST(test_verify)
 }
 END_TEST
 
+/*
+ * The answers to node asker's verify round, once the cluster settled: one
+ * per member, into d (NODES_MAX of them).
+ */
+static void
+verify_answers(int asker, int round, struct repl_digest *d)
+{
+	uint32_t n_members = 0;
+
+	ck_assert_int_ge(round, 1);
+	settle();
+	ck_assert_uint_eq(repl_verify_result(nodes[asker].r, 0, (uint32_t)round, d, NODES_MAX,
+					     &n_members), n_members);
+	ck_assert_uint_eq(n_members, 3);
+}
+
+/* Every member answered entries and one digest. */
+static void
+verify_agrees(int asker, int round, uint64_t entries)
+{
+	struct repl_digest d[NODES_MAX];
+
+	verify_answers(asker, round, d);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_msg(d[i].entries == entries, "node %u: %llu entries, not %llu",
+			      d[i].node, (unsigned long long)d[i].entries,
+			      (unsigned long long)entries);
+		ck_assert_uint_eq(d[i].digest, d[0].digest);
+	}
+}
+
+/* Node odd answered odd_entries, the others entries and one digest, not odd's. */
+static void
+verify_one_differs(const struct repl_digest *d, uint32_t odd, uint64_t odd_entries,
+		   uint64_t entries)
+{
+	const struct repl_digest *other = d[0].node != odd ? &d[0] : &d[1];
+
+	for (int i = 0; i < 3; i++) {
+		ck_assert_msg(d[i].entries == (d[i].node == odd ? odd_entries : entries),
+			      "node %u: %llu entries", d[i].node,
+			      (unsigned long long)d[i].entries);
+		if (d[i].node == odd)
+			ck_assert_uint_ne(d[i].digest, other->digest);
+		else
+			ck_assert_uint_eq(d[i].digest, other->digest);
+	}
+}
+
+/* Three nodes; node 1's dataplane made 100 flows, every node holds them. */
+static void
+three_nodes_hundred_flows(void)
+{
+	for (int i = 0; i < 3; i++)
+		node_start(i, EXTRA_NONE);
+	members(7);
+	settle();
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 100, 0);
+	settle();
+}
+
+/* Where node 1's own exports are when the verify request is delivered. */
+enum export_stage { STAGE_BATCHED = 0, STAGE_QUEUED, STAGE_MULTICAST };
+
+/*
+ * Node 1's dataplane makes 50 flows and closes 40 of its 100 around a
+ * verify round node 2 asks for; node 1 holds them at once, its peers
+ * once CPG delivers them, after the request. Every answer describes the
+ * point of the request: 100 entries.
+ */
+static void
+verify_around_exports(enum export_stage stage)
+{
+	int round = 0;
+
+	three_nodes_hundred_flows();
+	if (stage == STAGE_MULTICAST)
+		round = repl_verify_start(nodes[1].r, 0);
+	nodes[0].cpg_busy = stage == STAGE_QUEUED;
+	export(0, WIRE_FLOW_EVENT_NEW, 1000, 50, 0);
+	export(0, WIRE_FLOW_EVENT_CLOSE, 1, 40, 0);
+	if (stage != STAGE_BATCHED) {
+		now += 10;
+		repl_tick(nodes[0].r, now, 0);  /* the batches go (or wait for CPG) */
+	}
+	if (stage != STAGE_MULTICAST)
+		round = repl_verify_start(nodes[1].r, 0);
+	ck_assert_uint_eq(deliver(1), 1);       /* the request: the exports not yet */
+	nodes[0].cpg_busy = false;
+	verify_agrees(1, round, 100);
+	/* and once they are delivered, every node holds them */
+	verify_agrees(0, repl_verify_start(nodes[0].r, 0), 110);
+}
+
+START_TEST(test_verify_agrees_exports_batched)
+{
+	verify_around_exports(STAGE_BATCHED);
+}
+END_TEST
+
+START_TEST(test_verify_agrees_exports_queued)
+{
+	verify_around_exports(STAGE_QUEUED);
+}
+END_TEST
+
+START_TEST(test_verify_agrees_exports_multicast)
+{
+	verify_around_exports(STAGE_MULTICAST);
+}
+END_TEST
+
+/* Messages lost to a full CPG backlog: their entries are on node 1 only. */
+START_TEST(test_verify_shows_backlog_drops)
+{
+	struct repl_digest d[NODES_MAX];
+	uint64_t lost;
+	int round;
+
+	three_nodes_hundred_flows();
+	nodes[0].cpg_busy = true;
+	export(0, WIRE_FLOW_EVENT_NEW, 1000, 60000, 0);
+	now += 10;
+	repl_tick(nodes[0].r, now, 0);
+	lost = status(0).counters[REPL_DROP_CPG_BACKLOG];
+	ck_assert_uint_gt(lost, 0);
+	ck_assert_uint_lt(lost, 60000);
+	/* asked while the rest still waits for CPG */
+	round = repl_verify_start(nodes[1].r, 0);
+	ck_assert_uint_eq(deliver(1), 1);
+	nodes[0].cpg_busy = false;
+	verify_answers(1, round, d);
+	verify_one_differs(d, 1, 100 + lost, 100);
+	/* and after the rest arrived */
+	verify_answers(1, repl_verify_start(nodes[1].r, 0), d);
+	verify_one_differs(d, 1, 60100, 60100 - lost);
+}
+END_TEST
+
+/*
+ * A message that waited for CPG, then was refused: its entries are on node
+ * 1 only too; not the next ones, batched when the round is asked.
+ */
+START_TEST(test_verify_shows_queued_send_errors)
+{
+	struct repl_digest d[NODES_MAX];
+	int round;
+
+	three_nodes_hundred_flows();
+	nodes[0].cpg_busy = true;
+	export(0, WIRE_FLOW_EVENT_NEW, 1000, 30, 0);
+	now += 10;
+	repl_tick(nodes[0].r, now, 0);          /* queued */
+	ck_assert_uint_eq(status(0).send_queue, 1);
+	nodes[0].cpg_busy = false;
+	nodes[0].cpg_broken = true;
+	now++;
+	repl_tick(nodes[0].r, now, 0);          /* and refused */
+	nodes[0].cpg_broken = false;
+	ck_assert_uint_eq(status(0).counters[REPL_DROP_SEND_ERROR], 30);
+	export(0, WIRE_FLOW_EVENT_NEW, 2000, 20, 0);
+	round = repl_verify_start(nodes[1].r, 0);
+	ck_assert_uint_eq(deliver(1), 1);
+	verify_answers(1, round, d);
+	verify_one_differs(d, 1, 130, 100);
+}
+END_TEST
+
 /* Synced only once the dataplane has acknowledged the resync's entries. */
 START_TEST(test_synced_waits_for_imports)
 {
@@ -673,6 +849,77 @@ START_TEST(test_synced_waits_for_imports)
 	settle();
 	ck_assert(repl_synced(nodes[1].r));
 	ck_assert_uint_eq(nodes[1].imported[WIRE_FLOW_EVENT_NEW], 5000);
+}
+END_TEST
+
+/*
+ * Acknowledgements of imports sent to an earlier connection of the
+ * dataplane arrive after it reconnected: counted, and nothing else moves.
+ */
+START_TEST(test_import_ack_of_a_dropped_queue)
+{
+	uint64_t stale[4096];
+	size_t n_stale;
+	const uint64_t *node;
+
+	node_start(0, EXTRA_NONE);
+	members(1);
+	settle();
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 10000, 0);
+	settle();
+	repl_dataplane_up(nodes[0].r, now);
+	repl_tick(nodes[0].r, now, 0);          /* sends the imports */
+	n_stale = nodes[0].n_pending;
+	ck_assert_uint_gt(n_stale, 1);
+	memcpy(stale, nodes[0].pending_tokens, n_stale * sizeof(stale[0]));
+	nodes[0].n_pending = 0;
+	repl_dataplane_up(nodes[0].r, now);     /* reconnected: the queue is dropped */
+	node = repl_node_counters(nodes[0].r);
+	for (size_t k = 0; k < n_stale; k++)
+		repl_import_done(nodes[0].r, stale[k], true, 0);
+	ck_assert_uint_eq(node[REPL_NODE_IMPORT_UNKNOWN], n_stale);
+	ck_assert_uint_eq(node[REPL_NODE_IMPORT_BATCHES], 0);
+	ck_assert_uint_eq(repl_import_queue(nodes[0].r), 10000);
+	settle();
+	ck_assert(repl_dataplane_synced(nodes[0].r));
+	ck_assert_uint_eq(node[REPL_NODE_IMPORT_UNKNOWN], n_stale);
+	ck_assert_uint_eq(node[REPL_NODE_IMPORT_BATCHES], n_stale);
+}
+END_TEST
+
+/* Node i reloads its config: with the VIP extra (or without one). */
+static void
+node_reload(int i, enum extra extra)
+{
+	struct node *n = &nodes[i];
+	struct config *cfg;
+	struct catalog *cat;
+
+	config_make(n->id, extra, &cfg, &cat);
+	ck_assert_int_eq(repl_set_catalog(n->r, cat, now), 0);
+	catalog_destroy(n->cat);
+	config_free(n->cfg);
+	n->cat = cat;
+	n->cfg = cfg;
+}
+
+/* A reload that removes a VIP drops its entries, counted; the rest stay. */
+START_TEST(test_reload_drops_removed_vip)
+{
+	node_start(0, EXTRA_DNS);
+	members(1);
+	settle();
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 5, 0);
+	for (uint32_t c = 100; c < 103; c++)
+		export_dns(0, c);
+	settle();
+	ck_assert_uint_eq(held(0), 8);
+	node_reload(0, EXTRA_NONE);
+	ck_assert_uint_eq(repl_node_counters(nodes[0].r)[REPL_NODE_RELOAD_DROPPED], 3);
+	ck_assert_uint_eq(held(0), 5);
+	node_reload(0, EXTRA_DNS);              /* nothing left to drop */
+	ck_assert_uint_eq(repl_node_counters(nodes[0].r)[REPL_NODE_RELOAD_DROPPED], 3);
+	ck_assert_uint_eq(held(0), 5);
 }
 END_TEST
 
@@ -741,6 +988,35 @@ START_TEST(test_reconcile_spares_an_earlier_dataplanes_flows)
 	ck_assert_uint_eq(repl_node_counters(nodes[0].r)[REPL_NODE_RECONCILED_CLOSES], 0);
 	ck_assert_uint_eq(held(0), 12);
 	ck_assert_uint_eq(held(1), 12);
+}
+END_TEST
+
+/*
+ * A restarted syncd reconciles (2 flows adopted, 4 closed) around a
+ * verify round: the answers describe the point of the request.
+ */
+START_TEST(test_verify_agrees_reconciliation)
+{
+	struct wire_flow live[8];
+	int round;
+
+	node_start(2, EXTRA_NONE);
+	ten_flows_then_node1_back(0);
+	members(7);
+	settle();
+	for (int i = 0; i < 6; i++)
+		flow(&live[i], 1 + (uint32_t)i, (uint16_t)(1024 + (1 + i) % 50000), 0);
+	flow(&live[6], 500, 2000, 1);
+	flow(&live[7], 501, 2000, 1);
+	round = repl_verify_start(nodes[1].r, 0);
+	repl_dump_begin(nodes[0].r);
+	repl_on_dump(nodes[0].r, live, 8, now, 0);
+	repl_dump_end(nodes[0].r, true, now - 60000, now, 0);
+	ck_assert_uint_eq(repl_node_counters(nodes[0].r)[REPL_NODE_RECONCILED_CLOSES], 4);
+	ck_assert_uint_eq(repl_node_counters(nodes[0].r)[REPL_NODE_DUMP_ADOPTED], 2);
+	ck_assert_uint_eq(deliver(1), 1);
+	verify_agrees(1, round, 10);
+	verify_agrees(1, repl_verify_start(nodes[1].r, 0), 8);
 }
 END_TEST
 
@@ -861,6 +1137,122 @@ START_TEST(test_cache_bytes_per_entry)
 }
 END_TEST
 
+/* Node 1's process says to node 2: a batch of kind of client's flow, seq. */
+static void
+deliver_seq(enum wire_sync_kind kind, uint32_t client, uint64_t seq)
+{
+	struct wire_flow f;
+	struct wire_sync_msg m = { .kind = kind, .node_id = 1, .seq = seq, .entries = &f,
+				   .count = 1 };
+	uint8_t buf[256];
+	size_t len;
+
+	flow(&f, client, (uint16_t)(1024 + client), 0);
+	ck_assert_int_eq(wire_sync_encode(&m, buf, sizeof(buf), &len), 0);
+	repl_on_deliver(nodes[1].r, 0, 1, buf, len, now, 0);
+}
+
+/* Every counter of a moved by at most most from b; msgs_received by msgs. */
+static void
+counters_moved_at_most(const struct repl_group_status *b, const struct repl_group_status *a,
+		       uint64_t most, uint64_t msgs)
+{
+	for (int i = 0; i < REPL_COUNTER_MAX; i++)
+		ck_assert_msg(a->counters[i] - b->counters[i] <= (i == REPL_MSGS_RECEIVED ?
+								    msgs : most),
+			      "%s moved by %llu", repl_counter_names[i],
+			      (unsigned long long)(a->counters[i] - b->counters[i]));
+}
+
+/*
+ * Batches replayed with a seq node 1 used already (a CLOSE of a live flow,
+ * a NEW): dropped, each counted once, the mark kept, so node 1's next
+ * batch is no gap.
+ */
+START_TEST(test_seq_stale_dropped_once)
+{
+	struct repl_group_status before, after;
+
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	members(3);
+	settle();
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 2, 0);
+	settle();
+	ck_assert_uint_eq(held(1), 2);
+	before = status(1);
+	deliver_seq(WIRE_SYNC_CLOSE, 1, 1);
+	deliver_seq(WIRE_SYNC_NEW, 3, 1);
+	after = status(1);
+	ck_assert_uint_eq(after.counters[REPL_DROP_SEQ_STALE], 2);
+	ck_assert_uint_eq(after.counters[REPL_SEQ_GAPS], 0);
+	ck_assert_uint_eq(after.counters[REPL_ENTRIES_RECEIVED],
+			  before.counters[REPL_ENTRIES_RECEIVED]);
+	counters_moved_at_most(&before, &after, 2, 2);
+	ck_assert_uint_eq(held(1), 2);
+
+	export(0, WIRE_FLOW_EVENT_NEW, 10, 1, 0);
+	settle();
+	ck_assert_uint_eq(held(1), 3);
+	ck_assert_uint_eq(status(1).counters[REPL_SEQ_GAPS], 0);
+	ck_assert_uint_eq(status(1).counters[REPL_DROP_SEQ_STALE], 2);
+}
+END_TEST
+
+/*
+ * A jump forward, however far, is one gap; the batch is applied (the
+ * messages before it are what is missing) and the sequence goes on from
+ * it.
+ */
+START_TEST(test_seq_jump_counts_once)
+{
+	struct repl_group_status before, after;
+	const uint64_t far = 2000000000000ull;
+
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	members(3);
+	settle();
+	before = status(1);
+	deliver_seq(WIRE_SYNC_NEW, 5, far);
+	ck_assert_uint_eq(status(1).counters[REPL_SEQ_GAPS], 1);
+	deliver_seq(WIRE_SYNC_NEW, 6, far + 1);
+	ck_assert_uint_eq(status(1).counters[REPL_SEQ_GAPS], 1);
+	deliver_seq(WIRE_SYNC_NEW, 7, far + 5);
+	after = status(1);
+	ck_assert_uint_eq(after.counters[REPL_SEQ_GAPS], 2);
+	ck_assert_uint_eq(after.counters[REPL_DROP_SEQ_STALE], 0);
+	ck_assert_uint_eq(held(1), 3);
+	counters_moved_at_most(&before, &after, 3, 3);
+}
+END_TEST
+
+/*
+ * A restarted sender starts its sequence again: it left the view first,
+ * so nothing of it is stale and no gap is counted.
+ */
+START_TEST(test_seq_restarted_sender_not_stale)
+{
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	members(3);
+	settle();
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 50, 0);
+	settle();
+	node_stop(0);
+	members(2);
+	settle();
+	node_start(0, EXTRA_NONE);
+	members(3);
+	settle();
+	export(0, WIRE_FLOW_EVENT_NEW, 100, 1, 0);
+	settle();
+	ck_assert_uint_eq(held(1), 51);
+	ck_assert_uint_eq(status(1).counters[REPL_DROP_SEQ_STALE], 0);
+	ck_assert_uint_eq(status(1).counters[REPL_SEQ_GAPS], 0);
+}
+END_TEST
+
 static Suite *
 repl_suite(void)
 {
@@ -881,13 +1273,24 @@ repl_suite(void)
 	tcase_add_test(tc, test_dataplane_restart_imports_all);
 	tcase_add_test(tc, test_dump_adopts_own_flows);
 	tcase_add_test(tc, test_verify);
+	tcase_add_test(tc, test_verify_agrees_exports_batched);
+	tcase_add_test(tc, test_verify_agrees_exports_queued);
+	tcase_add_test(tc, test_verify_agrees_exports_multicast);
+	tcase_add_test(tc, test_verify_shows_backlog_drops);
+	tcase_add_test(tc, test_verify_shows_queued_send_errors);
+	tcase_add_test(tc, test_verify_agrees_reconciliation);
 	tcase_add_test(tc, test_synced_waits_for_imports);
+	tcase_add_test(tc, test_import_ack_of_a_dropped_queue);
+	tcase_add_test(tc, test_reload_drops_removed_vip);
 	tcase_add_test(tc, test_reconcile_closes_what_the_dataplane_lost);
 	tcase_add_test(tc, test_reconcile_spares_an_earlier_dataplanes_flows);
 	tcase_add_test(tc, test_partition_heals);
 	tcase_add_test(tc, test_cpg_backpressure);
 	tcase_add_test(tc, test_expiry);
 	tcase_add_test(tc, test_cache_bytes_per_entry);
+	tcase_add_test(tc, test_seq_stale_dropped_once);
+	tcase_add_test(tc, test_seq_jump_counts_once);
+	tcase_add_test(tc, test_seq_restarted_sender_not_stale);
 	suite_add_tcase(s, tc);
 	return s;
 }
