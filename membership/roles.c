@@ -11,7 +11,8 @@ const char *const roles_role_names[3] = {
 bool
 roles_eligible(const struct roles_member *m)
 {
-	return m->known && m->dataplane && m->synced && m->quorate && !m->standby;
+	return m->known && m->dataplane && (m->synced || m->holds == ROLES_ACTIVE) &&
+	       m->quorate && !m->standby;
 }
 
 /* Whether a ranks above b: (priority, id), highest first. */

@@ -48,7 +48,14 @@ struct roles_member {
 	enum roles_role holds;      /* the role it announced holding */
 };
 
-/* Known, dataplane answering, synced, quorate, not in standby. */
+/*
+ * Known, dataplane answering, quorate, not in standby, and synced unless
+ * it holds the active role: a node must be synced to take the role, not
+ * to keep it. The resync that a peer's (re)joining starts takes "synced"
+ * away for a while from the node that serves, whose entries are the ones
+ * the clients' flows use; without this it would hand the role over and
+ * take it back (a flap, and announcements from both) at every merge.
+ */
 bool roles_eligible(const struct roles_member *m);
 
 /*

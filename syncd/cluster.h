@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * syncd's membership: the daemon side of membership/ (roles, agreed health,
- * probes, hooks). It owns a CPG group of its own ("maglb:/membership": no
- * sync group can take that name), a votequorum link and a 10 ms timer, and
- * drives the local dataplane through syncd's IPC link:
+ * syncd's membership: the daemon side of membership/. Every rule below is
+ * membership/engine.h's (pure, unit tested by check_cluster); this is its
+ * glue: a CPG group of its own ("maglb:/membership": no sync group can
+ * take that name), a votequorum link, a 10 ms timer, the probes' and
+ * hooks' descriptors, and the local dataplane through syncd's IPC link:
  *
  *  - every node announces its state (NODE_STATE) on each change and every
  *    second; every node elects over the announcements in agreed order
  *    (roles.h) and so agrees on the roles without another round;
- *  - the dataplane is pinged every 50 ms; no answer within 150 ms (or a
- *    lost connection) makes the node ineligible at once;
+ *  - the dataplane is pinged (a STATUS request) every PING_MS; no answer
+ *    within PING_DEAD_MS, or a lost connection, makes the node ineligible
+ *    at once (both constants in membership/engine.h);
  *  - an active-passive node taking over waits until every entry it holds
  *    is imported (acknowledged), then owns the VIPs with a lease, announced
  *    by gratuitous ARP / unsolicited NA, and renews it every lease / 4;
@@ -17,6 +19,9 @@
  *    owned, or at once when giving them up);
  *  - probes' results are multicast (HEALTH); the agreed down set
  *    (health.h) goes to the dataplane as backend down / up.
+ *
+ * What the group delivers is checked by cluster_msg.h (counted drops, no
+ * allocation per message); its member view is cpg_view.h's.
  *
  * Runs on the loop's thread.
  */

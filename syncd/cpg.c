@@ -2,7 +2,9 @@
 /* syncd's CPG link. See cpg.h. */
 #include "syncd/cpg.h"
 
+#include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +14,7 @@
 #include <corosync/cpg.h>
 #include <qb/qblog.h>
 
-#include "syncd/repl.h"
+#include "lib/daemon.h"
 
 const char *const syncd_cpg_counter_names[SYNCD_CPG_COUNTER_MAX] = {
 #define SYNCD_CPG_NAME_(id, name, text) [SYNCD_CPG_##id] = #name,
@@ -23,7 +25,16 @@ const char *const syncd_cpg_counter_names[SYNCD_CPG_COUNTER_MAX] = {
 enum {
 	BACKOFF_MIN_MS = 100,
 	BACKOFF_MAX_MS = 5000,
+	WARN_EVERY_MS = 60000,          /* members_dropped, foreign_members:
+					 * logged this often at most */
 };
+
+struct warn_limit {
+	bool given;
+	uint32_t at_ms;
+};
+
+static_assert(CPG_VIEW_PROCS_MAX == CPG_MEMBERS_MAX, "a confchg list fits a trust table");
 
 struct cpg_group {
 	struct syncd_cpg *link;
@@ -34,6 +45,8 @@ struct cpg_group {
 	bool connected;                 /* handle open, fd polled */
 	bool joined;                    /* cpg_join() accepted */
 	bool member;                    /* a confchg listed us */
+	struct cpg_view_trust trust;    /* each node's trusted process, since
+					 * this handle's join */
 	uint32_t backoff_ms, failures;
 	qb_loop_timer_handle timer;
 	bool timer_armed;
@@ -48,19 +61,18 @@ struct syncd_cpg {
 	struct cpg_group **groups;      /* by index; each its own allocation:
 					 * CPG keeps a pointer to it */
 	uint16_t n_groups;
+	struct warn_limit dropped_warned, foreign_warned;
 	uint64_t counters[SYNCD_CPG_COUNTER_MAX];
 };
 
+/*
+ * The group whose handle cpg_dispatch() is dispatching. corosync calls
+ * back only from within it, on this thread: a callback whose handle no
+ * longer leads to a group is still counted on the right link.
+ */
+static struct cpg_group *dispatching;
+
 static void schedule(struct cpg_group *g, uint32_t ms);
-
-static struct cpg_group *
-group_of(cpg_handle_t h)
-{
-	struct cpg_group *g = NULL;
-
-	cpg_context_get(h, (void **)&g);
-	return g;
-}
 
 static bool
 same_name(const struct cpg_name *a, const struct cpg_name *b)
@@ -68,20 +80,90 @@ same_name(const struct cpg_name *a, const struct cpg_name *b)
 	return a->length == b->length && memcmp(a->value, b->value, a->length) == 0;
 }
 
+/* The group of handle h, or NULL when corosync no longer knows h. */
+static struct cpg_group *
+group_of(cpg_handle_t h)
+{
+	struct cpg_group *g = NULL;
+
+	if (cpg_context_get(h, (void **)&g) != CS_OK)
+		return NULL;
+	return g;
+}
+
+/*
+ * The group a callback on h is for, or NULL (counted on the dispatching
+ * link): h no longer leads to a group, or name is not the group's.
+ */
+static struct cpg_group *
+group_route(cpg_handle_t h, const struct cpg_name *name)
+{
+	struct cpg_group *g = group_of(h);
+	struct cpg_group *counted = g != NULL ? g : dispatching;
+
+	if (counted == NULL)
+		return NULL;    /* not from cpg_dispatch(): nothing to count on */
+	if (!cpg_view_route(g != NULL, g != NULL && same_name(name, &g->name),
+			    counted->link->counters))
+		return NULL;
+	return g;
+}
+
 static void
 on_deliver(cpg_handle_t h, const struct cpg_name *name, uint32_t nodeid, uint32_t pid,
 	   void *msg, size_t len)
 {
-	struct cpg_group *g = group_of(h);
+	struct cpg_group *g = group_route(h, name);
+	struct cpg_view_proc from = { .node = nodeid, .pid = pid };
 
-	(void)pid;
-	if (g == NULL)
-		return;
-	if (!same_name(name, &g->name)) {
-		g->link->counters[SYNCD_CPG_FOREIGN_GROUP]++;
-		return;
-	}
-	g->link->ops.deliver(g->link->arg, g->index, nodeid, msg, len);
+	if (g != NULL && cpg_view_trust_check(&g->trust, from, g->link->counters))
+		g->link->ops.deliver(g->link->arg, g->index, nodeid, msg, len);
+}
+
+/* Whether a warning limited by w may be given now; if so, it is. */
+static bool
+warn_due(struct warn_limit *w)
+{
+	uint32_t now = daemon_mono_ms();
+
+	if (w->given && (uint32_t)(now - w->at_ms) < WARN_EVERY_MS)
+		return false;
+	w->given = true;
+	w->at_ms = now;
+	return true;
+}
+
+/* Warn of nodes left out of a view (of nodes in all), now and then. */
+static void
+dropped_log(struct cpg_group *g, size_t nodes)
+{
+	if (warn_due(&g->link->dropped_warned))
+		qb_log(LOG_WARNING, "cpg %s: %zu member nodes, more than the %u a view "
+		       "holds: the highest node ids are left out (members_dropped=%" PRIu64 ")",
+		       g->name.value, nodes, (unsigned)REPL_MEMBERS_MAX,
+		       g->link->counters[SYNCD_CPG_MEMBERS_DROPPED]);
+}
+
+/* Warn of a foreign member (the last of a change), now and then. */
+static void
+foreign_log(struct cpg_group *g, struct cpg_view_proc p)
+{
+	if (warn_due(&g->link->foreign_warned))
+		qb_log(LOG_WARNING, "cpg %s: process %u joined as node %u, which another "
+		       "process holds: its messages are dropped (foreign_members=%" PRIu64 ")",
+		       g->name.value, p.pid, p.node,
+		       g->link->counters[SYNCD_CPG_FOREIGN_MEMBERS]);
+}
+
+/* CPG's list as (node, pid) pairs, at most CPG_MEMBERS_MAX (all corosync lists). */
+static size_t
+procs_of(const struct cpg_address *a, size_t n, struct cpg_view_proc out[CPG_MEMBERS_MAX])
+{
+	size_t i;
+
+	for (i = 0; i < n && i < CPG_MEMBERS_MAX; i++)
+		out[i] = (struct cpg_view_proc){ .node = a[i].nodeid, .pid = a[i].pid };
+	return i;
 }
 
 static void
@@ -90,34 +172,43 @@ on_confchg(cpg_handle_t h, const struct cpg_name *name,
 	   const struct cpg_address *left, size_t n_left,
 	   const struct cpg_address *joined, size_t n_joined)
 {
-	struct cpg_group *g = group_of(h);
-	uint32_t ids[REPL_MEMBERS_MAX];
-	size_t n = 0;
-	bool self_in = false;
-
-	bool merged = false;
+	struct cpg_group *g = group_route(h, name);
+	struct cpg_view_proc procs[CPG_MEMBERS_MAX], joins[CPG_MEMBERS_MAX];
+	struct cpg_view_proc self, last = { 0 };
+	uint32_t nodes[CPG_MEMBERS_MAX], view[REPL_MEMBERS_MAX];
+	uint64_t *counters;
+	size_t listed, n, nj;
+	uint64_t dropped, foreign;
+	bool self_in = false, merged = false;
 
 	(void)left;
 	(void)n_left;
-	if (g == NULL || !same_name(name, &g->name))
+	if (g == NULL)
 		return;
+	counters = g->link->counters;
+	self = (struct cpg_view_proc){ .node = g->link->node_id, .pid = g->link->pid };
 	for (size_t i = 0; i < n_joined; i++)
 		merged |= joined[i].reason == CPG_REASON_NODEUP;
-	for (size_t i = 0; i < n_members; i++) {
-		bool seen = false;
-
-		if (members[i].nodeid == g->link->node_id && members[i].pid == g->link->pid)
-			self_in = true;
-		for (size_t j = 0; j < n; j++)
-			seen |= ids[j] == members[i].nodeid;
-		if (!seen && n < REPL_MEMBERS_MAX)
-			ids[n++] = members[i].nodeid;
-	}
+	dropped = counters[SYNCD_CPG_MEMBERS_DROPPED];
+	foreign = counters[SYNCD_CPG_FOREIGN_MEMBERS];
+	n = procs_of(members, n_members, procs);
+	nj = procs_of(joined, n_joined, joins);
+	for (size_t i = 0; i < n; i++)
+		self_in |= procs[i].node == self.node && procs[i].pid == self.pid;
+	listed = cpg_view_trust_update(&g->trust, self, procs, n, joins, nj, nodes, &last,
+				       counters);
+	if (counters[SYNCD_CPG_FOREIGN_MEMBERS] != foreign)
+		foreign_log(g, last);
+	n = cpg_view_build(nodes, listed, view, counters);
+	if (counters[SYNCD_CPG_MEMBERS_DROPPED] != dropped)
+		dropped_log(g, n + (size_t)(counters[SYNCD_CPG_MEMBERS_DROPPED] - dropped));
 	if (self_in != g->member)
 		qb_log(LOG_INFO, "cpg %s: %s, %zu member node(s)", g->name.value,
 		       self_in ? "joined" : "left", n);
 	g->member = self_in;
-	g->link->ops.members(g->link->arg, g->index, ids, n, self_in, merged);
+	if (!self_in)
+		cpg_view_trust_reset(&g->trust);        /* a join starts afresh */
+	g->link->ops.members(g->link->arg, g->index, view, n, self_in, merged);
 }
 
 static void
@@ -128,6 +219,7 @@ lost(struct cpg_group *g, const char *why)
 	g->connected = false;
 	g->joined = false;
 	g->link->counters[SYNCD_CPG_DISCONNECTS]++;
+	cpg_view_trust_reset(&g->trust);        /* changes are missed until the join */
 	qb_log(LOG_WARNING, "cpg %s: lost corosync (%s); reconnecting", g->name.value, why);
 	qb_loop_poll_del(g->link->loop, g->fd);
 	cpg_finalize(g->handle);
@@ -142,7 +234,7 @@ lost(struct cpg_group *g, const char *why)
 static int32_t
 on_fd(int32_t fd, int32_t revents, void *data)
 {
-	struct cpg_group *g = data;
+	struct cpg_group *g = data, *outer;
 	cs_error_t rc;
 
 	(void)fd;
@@ -150,7 +242,10 @@ on_fd(int32_t fd, int32_t revents, void *data)
 		lost(g, "connection closed");
 		return 0;
 	}
+	outer = dispatching;
+	dispatching = g;
 	rc = cpg_dispatch(g->handle, CS_DISPATCH_ALL);
+	dispatching = outer;
 	if (rc != CS_OK && rc != CS_ERR_TRY_AGAIN)
 		lost(g, "dispatch failed");
 	return 0;

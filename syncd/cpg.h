@@ -9,6 +9,9 @@
  *
  * A member is a node id; the CPG node id must be the config's node.id
  * (checked at connect: a mismatch is logged and the link stays down).
+ * One process per node id is trusted (cpg_view.h): another process under
+ * that id is a foreign member, out of every view, its messages dropped
+ * and counted before they reach ops.deliver.
  *
  * Runs on the loop's thread, as do the callbacks.
  */
@@ -21,31 +24,19 @@
 
 #include <qb/qbloop.h>
 
+#include "syncd/cpg_view.h"     /* the member view, the link's counters */
+
 struct syncd_cpg_ops {
 	void (*deliver)(void *arg, uint16_t group, uint32_t sender, const void *msg,
 			size_t len);
 	/*
-	 * members: node ids; self_in false when the group was lost; merged:
-	 * a node came back from another partition (CPG_REASON_NODEUP)
+	 * members: the group's view (cpg_view.h: each node once, ascending,
+	 * at most REPL_MEMBERS_MAX); self_in false when the group was lost
+	 * (this process left CPG's list); merged: a node came back from
+	 * another partition (CPG_REASON_NODEUP)
 	 */
 	void (*members)(void *arg, uint16_t group, const uint32_t *members, size_t n,
 			bool self_in, bool merged);
-};
-
-/* Counters of the link: X(ENUM, name, description). */
-#define SYNCD_CPG_COUNTERS(X) \
-	X(CONNECTS, connects, "connections to corosync") \
-	X(CONNECT_FAILURES, connect_failures, "attempts that failed") \
-	X(DISCONNECTS, disconnects, "connections lost") \
-	X(SEND_TRY_AGAIN, send_try_again, "multicasts refused with CS_ERR_TRY_AGAIN") \
-	X(SEND_ERRORS, send_errors, "multicasts refused otherwise") \
-	X(FOREIGN_GROUP, foreign_group, "deliveries for a group this node did not join")
-
-enum syncd_cpg_counter {
-#define SYNCD_CPG_ENUM_(id, name, text) SYNCD_CPG_##id,
-	SYNCD_CPG_COUNTERS(SYNCD_CPG_ENUM_)
-#undef SYNCD_CPG_ENUM_
-	SYNCD_CPG_COUNTER_MAX
 };
 
 extern const char *const syncd_cpg_counter_names[SYNCD_CPG_COUNTER_MAX];

@@ -5,6 +5,8 @@
  *
  *   maglb-syncd -c FILE [-f] [--service NAME] [--dataplane-service NAME]
  *   maglb-syncd --check-config FILE
+ *
+ * Its options are the dataplane's where they mean the same (usage()).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -22,9 +24,17 @@
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: maglb-syncd -c FILE [-f] [--service NAME] "
-		"[--dataplane-service NAME]\n"
-		"       maglb-syncd --check-config FILE\n");
+	fprintf(f, "usage: maglb-syncd -c FILE [-f] [--service NAME] [--dataplane-service NAME]\n"
+		"       maglb-syncd --check-config FILE\n"
+		"  -c, --config FILE        the node's config (/etc/maglb/maglb.conf)\n"
+		"  -f, --foreground         log to stderr instead of syslog\n"
+		"  -s, --service NAME       its IPC service, for maglbctl (default "
+		IPC_SERVICE_SYNCD ")\n"
+		"  -d, --dataplane-service NAME\n"
+		"                           the dataplane's IPC service (default "
+		IPC_SERVICE_DATAPLANE ")\n"
+		"  -t, --check-config FILE  validate FILE, print its node id and VIP count, exit\n"
+		"  -h, --help               this help\n");
 }
 
 static void
@@ -52,9 +62,11 @@ int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "foreground", no_argument, NULL, 'f' },
 		{ "service", required_argument, NULL, 's' },
 		{ "dataplane-service", required_argument, NULL, 'd' },
-		{ "check-config", required_argument, NULL, 'k' },
+		{ "check-config", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -68,13 +80,13 @@ main(int argc, char **argv)
 	qb_loop_t *loop;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "c:fh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:fs:d:t:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'c': o.config = optarg; break;
 		case 'f': foreground = true; break;
 		case 's': o.service = optarg; break;
 		case 'd': o.dataplane_service = optarg; break;
-		case 'k': return check_config(optarg);
+		case 't': return check_config(optarg);
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

@@ -5,12 +5,14 @@
 #include <poll.h>
 #include <stdlib.h>
 
+#include <corosync/cmap.h>
 #include <corosync/votequorum.h>
 #include <qb/qblog.h>
 
 enum {
 	BACKOFF_MIN_MS = 100,
 	BACKOFF_MAX_MS = 5000,
+	DEVICE_TIMEOUT_DEFAULT_MS = 10000,      /* votequorum(5)'s quorum.device.timeout */
 };
 
 struct syncd_quorum {
@@ -21,6 +23,7 @@ struct syncd_quorum {
 	int fd;
 	bool connected;
 	bool quorate;
+	uint32_t device_timeout_ms;     /* quorum.device.timeout; 0: no device */
 	uint32_t retry_at_ms, backoff_ms;
 	bool logged_failure;
 };
@@ -101,6 +104,31 @@ syncd_quorum_destroy(struct syncd_quorum *q)
 	free(q);
 }
 
+/*
+ * quorum.device.timeout from corosync's cmap when a quorum device is
+ * configured (quorum.device.model set), DEVICE_TIMEOUT_DEFAULT_MS when it
+ * names none (votequorum(5)); 0 without a device.
+ */
+static uint32_t
+device_timeout(void)
+{
+	cmap_handle_t h;
+	char *model = NULL;
+	uint32_t ms = DEVICE_TIMEOUT_DEFAULT_MS;
+
+	if (cmap_initialize(&h) != CS_OK)
+		return 0;
+	if (cmap_get_string(h, "quorum.device.model", &model) != CS_OK) {
+		cmap_finalize(h);
+		return 0;
+	}
+	free(model);
+	if (cmap_get_uint32(h, "quorum.device.timeout", &ms) != CS_OK)
+		ms = DEVICE_TIMEOUT_DEFAULT_MS;
+	cmap_finalize(h);
+	return ms;
+}
+
 void
 syncd_quorum_poll(struct syncd_quorum *q, uint32_t now_ms)
 {
@@ -134,7 +162,9 @@ syncd_quorum_poll(struct syncd_quorum *q, uint32_t now_ms)
 	q->connected = true;
 	q->logged_failure = false;
 	q->backoff_ms = BACKOFF_MIN_MS;
-	qb_log(LOG_INFO, "votequorum: connected");
+	q->device_timeout_ms = device_timeout();
+	qb_log(LOG_INFO, "votequorum: connected%s", q->device_timeout_ms > 0 ?
+	       ", with a quorum device" : "");
 	/* CS_TRACK_CURRENT delivers the flag at the next dispatch */
 }
 
@@ -142,4 +172,20 @@ bool
 syncd_quorum_quorate(const struct syncd_quorum *q)
 {
 	return q->quorate;
+}
+
+void
+syncd_quorum_refresh(struct syncd_quorum *q)
+{
+	struct votequorum_info info;
+
+	/* node id 0: this node */
+	if (q->connected && votequorum_getinfo(q->handle, 0, &info) == CS_OK)
+		set_quorate(q, (info.flags & VOTEQUORUM_INFO_QUORATE) != 0);
+}
+
+uint32_t
+syncd_quorum_device_timeout_ms(const struct syncd_quorum *q)
+{
+	return q->device_timeout_ms;
 }

@@ -26,4 +26,22 @@ void syncd_quorum_poll(struct syncd_quorum *q, uint32_t now_ms);
 
 bool syncd_quorum_quorate(const struct syncd_quorum *q);
 
+/*
+ * Ask votequorum now (a synchronous round trip) and report a change as a
+ * notification would. For a CPG view change: corosync computes quorum for
+ * a new ring before CPG delivers the view, but its notification comes on
+ * another connection and may be read after the view; a node that acted on
+ * the view alone would take over on the side that just lost quorum.
+ */
+void syncd_quorum_refresh(struct syncd_quorum *q);
+
+/*
+ * The quorum device's timeout (corosync's quorum.device.timeout) when one
+ * is configured, read at each connect; 0 without a device. votequorum may
+ * count a device's vote of the previous ring for up to that long after a
+ * membership change: the side of a split the device will deny looks
+ * quorate until then.
+ */
+uint32_t syncd_quorum_device_timeout_ms(const struct syncd_quorum *q);
+
 #endif /* MAGLB_SYNCD_QUORUM_H */

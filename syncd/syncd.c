@@ -2,6 +2,7 @@
 /* maglb-syncd's loop: corosync, the dataplane, maglbctl. See syncd.h. */
 #include "syncd/syncd.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,6 +380,110 @@ counters(struct syncd *s, const struct wire_ctl_msg *req, struct wire_ctl_msg *r
 	return 0;
 }
 
+/*
+ * What maglbctl sync lists by reason, by repl.h's names: the counters of
+ * drops (drop_*) and refusals (rejected_*), and the few others that mean
+ * something was lost. DROP_ counters added to repl.h join by their name.
+ */
+static bool
+counter_is_drop(const char *name)
+{
+	return strncmp(name, "drop_", 5) == 0 || strncmp(name, "rejected_", 9) == 0 ||
+	       strcmp(name, "seq_gaps") == 0 || strcmp(name, "resync_incomplete") == 0;
+}
+
+static void
+drop_add(struct wire_ctl_sync_status *out, const char *group, const char *reason,
+	 uint64_t count)
+{
+	struct wire_ctl_sync_drop *d;
+
+	if (count == 0)
+		return;
+	d = &out->drops[out->n_drops++];
+	snprintf(d->group, sizeof(d->group), "%s", group);
+	snprintf(d->reason, sizeof(d->reason), "%s", reason);
+	d->count = count;
+}
+
+static_assert((int)WIRE_SYNC_MEMBERS_MAX >= (int)REPL_MEMBERS_MAX,
+	      "a sync status lists every member of a group");
+
+/* One group's status, and its drops into out->drops. */
+static void
+sync_status_group(struct syncd *s, uint16_t gi, struct wire_ctl_sync_status *out)
+{
+	struct wire_ctl_sync_group *g = &out->groups[gi];
+	struct repl_group_status st;
+
+	repl_group_status(s->repl, gi, &st);
+	*g = (struct wire_ctl_sync_group){
+		.donor = st.donor, .entries_own = st.entries_own,
+		.entries_peers = st.entries_peers, .digest = st.digest,
+		.send_queue = st.send_queue,
+		.entries_sent = st.counters[REPL_ENTRIES_SENT],
+		.entries_received = st.counters[REPL_ENTRIES_RECEIVED],
+		.imported = st.counters[REPL_IMPORTED],
+		.resyncs = st.counters[REPL_RESYNC_COMPLETE],
+		.resync_last_ms = st.counters[REPL_RESYNC_LAST_MS],
+		.resync_entries_received = st.counters[REPL_RESYNC_ENTRIES_RECEIVED],
+		.self_lag_p50_us = st.self_lag_p50_us, .self_lag_p99_us = st.self_lag_p99_us,
+		.import_lag_p50_us = st.import_lag_p50_us,
+		.import_lag_p99_us = st.import_lag_p99_us,
+	};
+	snprintf(g->name, sizeof(g->name), "%s", st.name);
+	snprintf(g->state, sizeof(g->state), "%s", repl_sync_state_names[st.state]);
+	for (uint32_t i = 0; i < st.n_members; i++)
+		g->members[g->n_members++] = st.members[i];
+	for (int c = 0; c < REPL_COUNTER_MAX; c++) {
+		const char *name = repl_counter_names[c];
+
+		if (strncmp(name, "rejected_", 9) == 0)
+			g->rejected += st.counters[c];
+		else if (strncmp(name, "drop_", 5) == 0)
+			g->dropped += st.counters[c];
+		if (counter_is_drop(name))
+			drop_add(out, st.name, name, st.counters[c]);
+	}
+}
+
+/* maglbctl sync: the node, its groups, and what they dropped. */
+static int
+sync_status(struct syncd *s, struct wire_ctl_msg *resp)
+{
+	static const enum repl_node_counter node_drops[] = {
+		REPL_NODE_EXPORT_LOST, REPL_NODE_EXPORT_UNKNOWN, REPL_NODE_CACHE_FULL,
+		REPL_NODE_IMPORT_ERRORS,
+	};
+	struct wire_ctl_sync_status *out = &resp->sync_status;
+	const uint64_t *node = repl_node_counters(s->repl);
+	const uint64_t *wire = repl_wire_counters(s->repl)->drops;
+	uint16_t n = repl_groups(s->repl);
+	const struct cache *c = repl_cache(s->repl);
+
+	resp->kind = WIRE_CTL_SYNC_STATUS;
+	*out = (struct wire_ctl_sync_status){
+		.node_id = s->cfg->node_id, .synced = repl_synced(s->repl),
+		.dataplane_connected = s->subscribed,
+		.dataplane_synced = repl_dataplane_synced(s->repl),
+		.entries = cache_count(c), .cache_bytes = cache_bytes(c),
+		.import_queue = repl_import_queue(s->repl),
+		.export_entries = node[REPL_NODE_EXPORT_ENTRIES],
+		.groups = calloc(n ? n : 1, sizeof(*out->groups)), .n_groups = n,
+		.drops = calloc((size_t)n * REPL_COUNTER_MAX + REPL_NODE_COUNTER_MAX +
+				WIRE_DROP_MAX, sizeof(*out->drops)),
+	};
+	if (out->groups == NULL || out->drops == NULL)
+		return -ENOMEM;     /* serve_release() frees either */
+	for (uint16_t g = 0; g < n; g++)
+		sync_status_group(s, g, out);
+	for (size_t i = 0; i < sizeof(node_drops) / sizeof(node_drops[0]); i++)
+		drop_add(out, "", repl_node_counter_names[node_drops[i]], node[node_drops[i]]);
+	for (int i = 0; i < WIRE_DROP_MAX; i++)
+		drop_add(out, "", wire_drop_names[i], wire[i]);
+	return 0;
+}
+
 /* Start a verify round (round 0), or report the answers to one so far. */
 static int
 verify(struct syncd *s, const struct wire_ctl_msg *req, struct wire_ctl_msg *resp, char *errmsg,
@@ -420,6 +525,32 @@ verify(struct syncd *s, const struct wire_ctl_msg *req, struct wire_ctl_msg *res
 	return 0;
 }
 
+/* maglbctl reload: re-read the config, or (--check) only validate it. */
+static int
+reload(struct syncd *s, const struct wire_ctl_msg *req, struct wire_ctl_msg *resp)
+{
+	struct wire_ctl_reload_result *r = &resp->reload_result;
+	struct config *cfg;
+
+	resp->kind = WIRE_CTL_RELOAD_RESULT;
+	if (!req->reload_request.check_only) {
+		r->ok = syncd_reload(s) == 0;
+		if (!r->ok)
+			snprintf(r->error, sizeof(r->error), "see the log of maglb-syncd");
+		return 0;
+	}
+	cfg = config_load(s->o.config, r->error, sizeof(r->error));
+	r->ok = cfg != NULL && cfg->node_id == s->cfg->node_id;
+	if (cfg != NULL && !r->ok)
+		snprintf(r->error, sizeof(r->error), "%s: node.id changed (%u to %u): "
+			 "restart maglb-syncd for that", s->o.config, s->cfg->node_id,
+			 cfg->node_id);
+	if (r->ok)
+		r->error[0] = '\0';
+	config_free(cfg);
+	return 0;
+}
+
 static int
 serve(void *ctx, uint64_t conn_id, const struct wire_ctl_msg *req, struct wire_ctl_msg *resp,
       char *errmsg, size_t errlen)
@@ -439,6 +570,8 @@ serve(void *ctx, uint64_t conn_id, const struct wire_ctl_msg *req, struct wire_c
 		return counters(s, req, resp);
 	case WIRE_CTL_SYNC_VERIFY_REQUEST:
 		return verify(s, req, resp, errmsg, errlen);
+	case WIRE_CTL_SYNC_STATUS_REQUEST:
+		return sync_status(s, resp);
 	case WIRE_CTL_CLUSTER_REQUEST:
 		resp->kind = WIRE_CTL_CLUSTER_STATUS;
 		return syncd_cluster_status(s->cluster, &resp->cluster);
@@ -448,12 +581,7 @@ serve(void *ctx, uint64_t conn_id, const struct wire_ctl_msg *req, struct wire_c
 		resp->error.code = 0;
 		return 0;
 	case WIRE_CTL_RELOAD_REQUEST:
-		resp->kind = WIRE_CTL_RELOAD_RESULT;
-		resp->reload_result.ok = syncd_reload(s) == 0;
-		if (!resp->reload_result.ok)
-			snprintf(resp->reload_result.error, sizeof(resp->reload_result.error),
-				 "see the log of maglb-syncd");
-		return 0;
+		return reload(s, req, resp);
 	default:
 		snprintf(errmsg, errlen, "maglb-syncd does not serve %s",
 			 wire_ctl_kind_names[req->kind]);
@@ -471,6 +599,10 @@ serve_release(void *ctx, struct wire_ctl_msg *resp)
 		free(resp->sync_verify.digests);
 	else if (resp->kind == WIRE_CTL_CLUSTER_STATUS)
 		free(resp->cluster.members);
+	else if (resp->kind == WIRE_CTL_SYNC_STATUS) {
+		free(resp->sync_status.groups);
+		free(resp->sync_status.drops);
+	}
 }
 
 /* -------------------------------------------------------------- set-up */

@@ -33,6 +33,31 @@ START_TEST(test_eligible)
 	ck_assert(!roles_eligible(&m));
 	m = member(1, 100), m.standby = true;
 	ck_assert(!roles_eligible(&m));
+	/* synced is needed to take the role, not to keep it */
+	m = member(1, 100), m.synced = false, m.holds = ROLES_ACTIVE;
+	ck_assert(roles_eligible(&m));
+	m.quorate = false;
+	ck_assert(!roles_eligible(&m));
+}
+END_TEST
+
+START_TEST(test_ap_holder_keeps_through_a_resync)
+{
+	/* a healed partition: both sides' actives resync from each other; the
+	 * best holder keeps the role, the other gives it up, nobody takes it
+	 * in between */
+	struct roles_member m[2] = { member(1, 200), member(2, 100) };
+	enum roles_role out[2];
+
+	m[0].holds = m[1].holds = ROLES_ACTIVE;
+	m[0].synced = m[1].synced = false;
+	ck_assert_uint_eq(roles_elect(AP, false, m, 2, out), 1);
+	ck_assert_int_eq(out[0], ROLES_ACTIVE);
+	ck_assert_int_eq(out[1], ROLES_PASSIVE);
+	/* the loser, now passive and still resyncing, is not eligible */
+	m[1].holds = ROLES_PASSIVE;
+	ck_assert(!roles_eligible(&m[1]));
+	ck_assert_uint_eq(roles_elect(AP, true, m, 2, out), 1);
 }
 END_TEST
 
@@ -154,6 +179,7 @@ main(void)
 	tcase_add_test(tc, test_ap_incumbent_kept_without_preempt);
 	tcase_add_test(tc, test_ap_ineligible_holder_replaced);
 	tcase_add_test(tc, test_ap_two_holders_after_a_partition);
+	tcase_add_test(tc, test_ap_holder_keeps_through_a_resync);
 	tcase_add_test(tc, test_ap_none_eligible);
 	tcase_add_test(tc, test_aa_every_eligible_active);
 	suite_add_tcase(s, tc);
