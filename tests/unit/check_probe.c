@@ -835,8 +835,12 @@ START_TEST(test_dispatch_never_blocks)
 	ck_assert_uint_eq(stats_of(&c, 1).timeouts, stats_of(&c, 1).probes);
 	ck_assert_uint_eq(stats_of(&c, 2).timeouts, stats_of(&c, 2).probes);
 	ck_assert_uint_ge(srv.accepted, 3);
-	/* a dispatch that waited for a server would take the timeout */
-	ck_assert_uint_lt(c.dispatch_max_ns, t[0].timeout_ms * 1000000ull / 10);
+	/*
+	 * Nothing answers before the timeout: a dispatch that waited for a
+	 * server would take all of it. One that does not takes microseconds;
+	 * the bound leaves the rest to a loaded machine's preemptions.
+	 */
+	ck_assert_uint_lt(c.dispatch_max_ns, t[0].timeout_ms * 1000000ull);
 	close(filler);
 	close(listener);
 	ctx_fini(&c);
