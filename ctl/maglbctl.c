@@ -3,7 +3,9 @@
  * maglbctl: the admin CLI of maglb-dataplane, over its local IPC (the
  * client library in lib/ipc_client.h). Every read command prints an aligned
  * table, or one JSON document with --json. Commands, output and exit codes
- * are in ctl/README.md and usage() below.
+ * are in maglbctl_usage_text below, the one source of the usage text
+ * (ctl/check_usage.py keeps its copies in the READMEs and maglbctl.8
+ * equal to it), and in ctl/README.md.
  *
  * Arguments are checked before anything is sent, so a mistake exits 2 even
  * when the dataplane is not running.
@@ -25,10 +27,13 @@
 #include "lib/ipc_client.h"
 
 static const char maglbctl_usage_text[] =
-	"usage: maglbctl [--json] [--service NAME] [--timeout MS] COMMAND [ARGS]\n"
+	"usage: maglbctl [--json] [--service NAME] [--sync-service NAME] [--timeout MS]\n"
+	"                COMMAND [ARGS]\n"
 	"\n"
 	"commands:\n"
 	"  status                              node, workers, VIPs, flows, Maglev digest\n"
+	"  bfd                                 BFD sessions with the routers: state,\n"
+	"                                      diagnostics, timers, packets; drops\n"
 	"  vips [NAME]                         VIPs: address, owner, backends, flows\n"
 	"  backends [VIP]                      backends: weight, state, next-hop MAC\n"
 	"  flows [--vip VIP] [--limit N]       connection entries (all, or the first N)\n"
@@ -64,8 +69,9 @@ static const char maglbctl_usage_text[] =
 	"  -h, --help        this text\n"
 	"\n"
 	"PROTO is tcp or udp; addresses are IPv4 or IPv6.\n"
-	"exit status: 0 ok, 1 the dataplane answered with an error, 2 bad arguments,\n"
-	"3 the dataplane is not running or cannot be reached\n";
+	"exit status: 0 ok; 1 the daemon answered with an error, a reload failed, or\n"
+	"sync verify found members that disagree; 2 bad arguments; 3 the daemon is\n"
+	"not running or cannot be reached\n";
 
 int
 maglbctl_usage_error(const char *fmt, ...)
@@ -196,7 +202,7 @@ maglbctl_proto_name(uint8_t proto)
 	}
 }
 
-static void
+void
 maglbctl_addr_str(uint8_t family, const uint8_t *addr, char *buf, size_t len)
 {
 	if (inet_ntop(family == AF_INET6 ? AF_INET6 : AF_INET, addr, buf,
@@ -222,15 +228,13 @@ maglbctl_addr_port_str(uint8_t family, const uint8_t *addr, uint16_t port,
 static void
 maglbctl_flags_str(uint32_t flags, char *buf, size_t len)
 {
-	static const char *const names[] = { "established", "closing",
-					     "from-peer" };
 	size_t used = 0;
 
 	buf[0] = '\0';
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (size_t i = 0; i < WIRE_FLOW_FLAG_BITS && used < len; i++)
 		if (flags & (1u << i))
 			used += (size_t)snprintf(buf + used, len - used, "%s%s",
-						 used ? "," : "", names[i]);
+						 used ? "," : "", wire_flow_flag_names[i]);
 	if (used == 0)
 		snprintf(buf, len, "-");
 }
@@ -238,13 +242,10 @@ maglbctl_flags_str(uint32_t flags, char *buf, size_t len)
 static void
 maglbctl_json_flags(struct json *j, const char *key, uint32_t flags)
 {
-	static const char *const names[] = { "established", "closing",
-					     "from-peer" };
-
 	json_array_begin(j, key);
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+	for (size_t i = 0; i < WIRE_FLOW_FLAG_BITS; i++)
 		if (flags & (1u << i))
-			json_string(j, NULL, names[i]);
+			json_string(j, NULL, wire_flow_flag_names[i]);
 	json_array_end(j);
 }
 
@@ -295,7 +296,7 @@ maglbctl_table(const struct maglbctl_column *cols, size_t ncols, size_t nrows,
 	}
 }
 
-static void
+void
 maglbctl_duration_str(uint64_t ms, char *buf, size_t len)
 {
 	uint64_t s = ms / 1000;
@@ -367,6 +368,23 @@ maglbctl_call(struct maglbctl *m, const struct wire_ctl_msg *req,
 }
 
 int
+maglbctl_show(struct maglbctl *m, int argc, char **argv, enum wire_ctl_kind kind,
+	      enum wire_ctl_kind want, maglbctl_show_fn show)
+{
+	struct wire_ctl_msg req = { .kind = kind }, resp;
+	int rc;
+
+	if (argc != 1)
+		return maglbctl_usage_error("%s takes no arguments", argv[0]);
+	rc = maglbctl_call(m, &req, want, &resp);
+	if (rc != 0)
+		return rc;
+	rc = show(m, &resp);
+	wire_ctl_msg_free(&resp);
+	return rc;
+}
+
+int
 maglbctl_command(struct maglbctl *m, const struct wire_ctl_msg *req)
 {
 	struct wire_ctl_msg resp;
@@ -378,23 +396,36 @@ maglbctl_command(struct maglbctl *m, const struct wire_ctl_msg *req)
 	return m->json ? maglbctl_json_ok() : MAGLBCTL_EXIT_OK;
 }
 
+void
+maglbctl_json_begin(struct json *j)
+{
+	json_init(j, stdout);
+	json_object_begin(j, NULL);
+}
+
+int
+maglbctl_json_end(struct json *j)
+{
+	json_object_end(j);
+	return json_finish(j) < 0 ? MAGLBCTL_EXIT_ERROR : MAGLBCTL_EXIT_OK;
+}
+
 int
 maglbctl_json_ok(void)
 {
 	struct json j;
 
-	json_init(&j, stdout);
-	json_object_begin(&j, NULL);
+	maglbctl_json_begin(&j);
 	json_bool(&j, "ok", true);
-	json_object_end(&j);
-	return json_finish(&j) < 0 ? MAGLBCTL_EXIT_ERROR : MAGLBCTL_EXIT_OK;
+	return maglbctl_json_end(&j);
 }
 
 /* -------------------------------------------------------------- status */
 
 static int
-maglbctl_print_status(const struct maglbctl *m, const struct wire_ctl_status *st)
+maglbctl_print_status(const struct maglbctl *m, const struct wire_ctl_msg *resp)
 {
+	const struct wire_ctl_status *st = &resp->status;
 	char uptime[48], digest[MAGLBCTL_DIGEST_STR];
 	struct json j;
 
@@ -410,10 +441,10 @@ maglbctl_print_status(const struct maglbctl *m, const struct wire_ctl_status *st
 		printf("flows     %" PRIu64 " local, %" PRIu64 " synced\n",
 		       st->flows_local, st->flows_synced);
 		printf("maglev    %s\n", digest);
+		printf("serving   %s\n", st->serving ? "yes" : "no");
 		return MAGLBCTL_EXIT_OK;
 	}
-	json_init(&j, stdout);
-	json_object_begin(&j, NULL);
+	maglbctl_json_begin(&j);
 	json_u64(&j, "node_id", st->node_id);
 	json_u64(&j, "uptime_ms", st->uptime_ms);
 	json_u64(&j, "workers", st->workers);
@@ -423,25 +454,15 @@ maglbctl_print_status(const struct maglbctl *m, const struct wire_ctl_status *st
 	json_u64(&j, "flows_local", st->flows_local);
 	json_u64(&j, "flows_synced", st->flows_synced);
 	json_string(&j, "maglev_digest", digest);
-	json_object_end(&j);
-	return json_finish(&j) < 0 ? MAGLBCTL_EXIT_ERROR : MAGLBCTL_EXIT_OK;
+	json_bool(&j, "serving", st->serving);
+	return maglbctl_json_end(&j);
 }
 
 static int
 maglbctl_status(struct maglbctl *m, int argc, char **argv)
 {
-	struct wire_ctl_msg req = { .kind = WIRE_CTL_STATUS_REQUEST }, resp;
-	int rc;
-
-	(void)argv;
-	if (argc != 1)
-		return maglbctl_usage_error("status takes no arguments");
-	rc = maglbctl_call(m, &req, WIRE_CTL_STATUS_RESPONSE, &resp);
-	if (rc != 0)
-		return rc;
-	rc = maglbctl_print_status(m, &resp.status);
-	wire_ctl_msg_free(&resp);
-	return rc;
+	return maglbctl_show(m, argc, argv, WIRE_CTL_STATUS_REQUEST, WIRE_CTL_STATUS_RESPONSE,
+			     maglbctl_print_status);
 }
 
 /* ---------------------------------------------------- vips and backends */
@@ -603,14 +624,12 @@ maglbctl_vip_list(struct maglbctl *m, int argc, char **argv, bool backends)
 	if (rc != 0)
 		return rc;
 	if (m->json) {
-		json_init(&j, stdout);
-		json_object_begin(&j, NULL);
+		maglbctl_json_begin(&j);
 		if (backends)
 			maglbctl_json_backends(&j, l);
 		else
 			maglbctl_json_vips(&j, l);
-		json_object_end(&j);
-		rc = json_finish(&j) < 0 ? MAGLBCTL_EXIT_ERROR : 0;
+		rc = maglbctl_json_end(&j);
 	} else if (backends) {
 		maglbctl_table(maglbctl_backend_columns, 5, l->n_backends,
 			       maglbctl_backend_cell, l->backends);
@@ -794,16 +813,14 @@ maglbctl_flows(struct maglbctl *m, int argc, char **argv)
 	}
 	rc = maglbctl_flows_fetch(m, vip, limit, &fl);
 	if (rc == 0 && m->json) {
-		json_init(&j, stdout);
-		json_object_begin(&j, NULL);
+		maglbctl_json_begin(&j);
 		json_array_begin(&j, "flows");
 		for (size_t i = 0; i < fl.count; i++)
 			maglbctl_json_flow(&j, NULL, &fl.entries[i]);
 		json_array_end(&j);
 		json_u64(&j, "count", fl.count);
 		json_bool(&j, "complete", fl.complete);
-		json_object_end(&j);
-		rc = json_finish(&j) < 0 ? MAGLBCTL_EXIT_ERROR : 0;
+		rc = maglbctl_json_end(&j);
 	} else if (rc == 0) {
 		maglbctl_table(maglbctl_flow_columns, 6, fl.count,
 			       maglbctl_flow_cell, fl.entries);
@@ -847,14 +864,12 @@ maglbctl_print_lookup(const struct maglbctl *m, const struct wire_ctl_lookup *l)
 	struct json j;
 
 	if (m->json) {
-		json_init(&j, stdout);
-		json_object_begin(&j, NULL);
+		maglbctl_json_begin(&j);
 		json_string(&j, "table", wire_flow_table_names[l->table]);
 		if (l->table == WIRE_FLOW_TABLE_WORKER)
 			json_u64(&j, "worker", l->worker);
 		maglbctl_json_flow(&j, "flow", f);
-		json_object_end(&j);
-		return json_finish(&j) < 0 ? MAGLBCTL_EXIT_ERROR : 0;
+		return maglbctl_json_end(&j);
 	}
 	if (l->table == WIRE_FLOW_TABLE_WORKER)
 		printf("table     worker %" PRIu32 "\n", l->worker);
@@ -940,8 +955,7 @@ maglbctl_counters(struct maglbctl *m, int argc, char **argv)
 	if (rc != 0)
 		return rc;
 	if (m->json) {
-		json_init(&j, stdout);
-		json_object_begin(&j, NULL);
+		maglbctl_json_begin(&j);
 		json_array_begin(&j, "counters");
 		for (size_t i = 0; i < l->count; i++) {
 			json_object_begin(&j, NULL);
@@ -951,8 +965,7 @@ maglbctl_counters(struct maglbctl *m, int argc, char **argv)
 			json_object_end(&j);
 		}
 		json_array_end(&j);
-		json_object_end(&j);
-		rc = json_finish(&j) < 0 ? MAGLBCTL_EXIT_ERROR : 0;
+		rc = maglbctl_json_end(&j);
 	} else {
 		maglbctl_table(maglbctl_counter_columns, 3, l->count,
 			       maglbctl_counter_cell, l->counters);
@@ -1082,8 +1095,7 @@ maglbctl_reload(struct maglbctl *m, int argc, char **argv)
 		return rc;
 	rc = r->ok ? MAGLBCTL_EXIT_OK : MAGLBCTL_EXIT_ERROR;
 	if (m->json) {
-		json_init(&j, stdout);
-		json_object_begin(&j, NULL);
+		maglbctl_json_begin(&j);
 		json_bool(&j, "ok", r->ok);
 		json_bool(&j, "check", check);
 		if (!r->ok)
@@ -1118,6 +1130,7 @@ static const struct maglbctl_command {
 	{ "reload", maglbctl_reload },
 	{ "sync", maglbctl_sync },
 	{ "cluster", maglbctl_cluster },
+	{ "bfd", maglbctl_bfd },
 };
 
 /*

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What maglbctl's command files share: the options, the call to a service,
- * the table printer, usage errors. maglbctl.c holds the dataplane's
- * commands, sync.c and cluster.c maglb-syncd's.
+ * the table printer, usage errors. maglbctl.c and bfd.c hold the
+ * dataplane's commands, sync.c and cluster.c maglb-syncd's.
  */
 #ifndef MAGLB_CTL_MAGLBCTL_H
 #define MAGLB_CTL_MAGLBCTL_H
@@ -14,6 +14,7 @@
 #include "proto/wire.h"
 
 struct ipc_client;
+struct json;
 
 enum maglbctl_exit {
 	MAGLBCTL_EXIT_OK = 0,
@@ -56,11 +57,23 @@ int maglbctl_usage_error(const char *fmt, ...)
 /* A 64-bit digest as "0x%016x": JSON numbers lose bits past 2^53 (jq). */
 void maglbctl_digest_str(uint64_t digest, char buf[MAGLBCTL_DIGEST_STR]);
 
+/* Start the --json document on stdout, its top object open. */
+void maglbctl_json_begin(struct json *j);
+
+/* Close the top object and end the document; the exit code. */
+int maglbctl_json_end(struct json *j);
+
 /* {"ok": true} on stdout, for --json acknowledgements; the exit code. */
 int maglbctl_json_ok(void);
 
 /* Copy a name (VIP, scope, group) into a wire field; false if too long. */
 bool maglbctl_copy_name(char dst[WIRE_NAME_MAX], const char *src);
+
+/* An address of family (AF_INET or AF_INET6) as text; "?" if it has none. */
+void maglbctl_addr_str(uint8_t family, const uint8_t *addr, char *buf, size_t len);
+
+/* A duration of ms as "01:02:03", from a day on "2d 01:02:03". */
+void maglbctl_duration_str(uint64_t ms, char *buf, size_t len);
 
 /* An aligned table: headers, then rows; cells formatted by cell(). */
 void maglbctl_table(const struct maglbctl_column *cols, size_t ncols, size_t nrows,
@@ -74,6 +87,16 @@ void maglbctl_table(const struct maglbctl_column *cols, size_t ncols, size_t nro
 int maglbctl_call(struct maglbctl *m, const struct wire_ctl_msg *req,
 		  enum wire_ctl_kind want, struct wire_ctl_msg *resp);
 
+/* Print a read command's answer (as text, or JSON with m->json); the exit code. */
+typedef int (*maglbctl_show_fn)(const struct maglbctl *m, const struct wire_ctl_msg *resp);
+
+/*
+ * A read command without arguments (argv[0] names it): ask with a message
+ * of kind, and show() the answer of kind want. Returns the exit code.
+ */
+int maglbctl_show(struct maglbctl *m, int argc, char **argv, enum wire_ctl_kind kind,
+		  enum wire_ctl_kind want, maglbctl_show_fn show);
+
 /*
  * A command answered by an acknowledgement alone: send req, and on success
  * say ok ({"ok":true} with --json). Returns the exit code.
@@ -85,5 +108,8 @@ int maglbctl_sync(struct maglbctl *m, int argc, char **argv);
 
 /* cluster and cluster standby on|off (cluster.c). */
 int maglbctl_cluster(struct maglbctl *m, int argc, char **argv);
+
+/* bfd: the dataplane's BFD sessions (bfd.c). */
+int maglbctl_bfd(struct maglbctl *m, int argc, char **argv);
 
 #endif /* MAGLB_CTL_MAGLBCTL_H */

@@ -2,9 +2,9 @@
 /*
  * maglbctl sync and sync verify: maglb-syncd's view of replication.
  *
- * sync reads syncd's counters (one COUNTERS_REQUEST) and shows them per
- * sync group; sync verify asks syncd to start a verify round in each group
- * (every member sends a digest of the entries it holds, computed at one
+ * sync asks syncd for its status (one SYNC_STATUS_REQUEST) and shows the
+ * node, a row per sync group and the drops by reason. sync verify asks
+ * syncd to start a verify round in each group (every member sends a digest of the entries it holds, computed at one
  * point of CPG's agreed order, and its dataplane's Maglev digest), polls
  * the answers until every member has answered or the timeout passed, and
  * shows which nodes disagree.
@@ -20,106 +20,16 @@
 
 enum {
 	SYNC_GROUPS_MAX = 64,
-	SYNC_MEMBERS_MAX = 64,
-	SYNC_VALUES_MAX = 64,
 	VERIFY_POLL_MS = 50,
+	/*
+	 * Fewest entries for which the node line shows the bytes an entry:
+	 * syncd takes its cache's memory in chunks of 16384 entries (640 KiB)
+	 * plus a fixed part, so below this the quotient is mostly the unused
+	 * part of the last chunk (300 entries showed 2199 bytes each, against
+	 * 40 in a full cache), not what an entry costs.
+	 */
+	SYNC_PER_ENTRY_MIN_ENTRIES = 100000,
 };
-
-static const char *const sync_state_names[] = { "joining", "resyncing", "synced" };
-
-/* One group's counters, as syncd lists them under scope "group:NAME". */
-struct sync_group {
-	char name[WIRE_NAME_MAX];
-	uint32_t members[SYNC_MEMBERS_MAX];
-	size_t n_members;
-	const struct wire_ctl_counter *values[SYNC_VALUES_MAX];
-	size_t n_values;
-};
-
-struct sync_view {
-	const struct wire_ctl_counters *all;
-	struct sync_group groups[SYNC_GROUPS_MAX];
-	size_t n_groups;
-};
-
-static uint64_t
-group_value(const struct sync_group *g, const char *name)
-{
-	for (size_t i = 0; i < g->n_values; i++)
-		if (strcmp(g->values[i]->name, name) == 0)
-			return g->values[i]->value;
-	return 0;
-}
-
-static uint64_t
-node_value(const struct sync_view *v, const char *name)
-{
-	for (size_t i = 0; i < v->all->count; i++)
-		if (strcmp(v->all->counters[i].scope, "sync") == 0 &&
-		    strcmp(v->all->counters[i].name, name) == 0)
-			return v->all->counters[i].value;
-	return 0;
-}
-
-static struct sync_group *
-view_group(struct sync_view *v, const char *name)
-{
-	for (size_t i = 0; i < v->n_groups; i++)
-		if (strcmp(v->groups[i].name, name) == 0)
-			return &v->groups[i];
-	if (v->n_groups == SYNC_GROUPS_MAX)
-		return NULL;
-	snprintf(v->groups[v->n_groups].name, WIRE_NAME_MAX, "%s", name);
-	return &v->groups[v->n_groups++];
-}
-
-static bool
-view_has(const struct sync_view *v, const char *name)
-{
-	for (size_t i = 0; i < v->n_groups; i++)
-		if (strcmp(v->groups[i].name, name) == 0)
-			return true;
-	return false;
-}
-
-static void
-view_build(struct sync_view *v, const struct wire_ctl_counters *all)
-{
-	memset(v, 0, sizeof(*v));
-	v->all = all;
-	for (size_t i = 0; i < all->count; i++) {
-		const struct wire_ctl_counter *c = &all->counters[i];
-		struct sync_group *g;
-
-		if (strncmp(c->scope, "group:", 6) != 0 || (g = view_group(v, c->scope + 6)) == NULL)
-			continue;
-		if (strncmp(c->name, "member.", 7) == 0) {
-			if (g->n_members < SYNC_MEMBERS_MAX)
-				g->members[g->n_members++] = (uint32_t)c->value;
-		} else if (g->n_values < SYNC_VALUES_MAX) {
-			g->values[g->n_values++] = c;
-		}
-	}
-}
-
-static const char *
-state_name(uint64_t state)
-{
-	return state < sizeof(sync_state_names) / sizeof(sync_state_names[0]) ?
-	       sync_state_names[state] : "?";
-}
-
-/* The sum of a group's counters whose names start with prefix. */
-static uint64_t
-group_sum(const struct sync_group *g, const char *prefix)
-{
-	uint64_t sum = 0;
-
-	for (size_t i = 0; i < g->n_values; i++)
-		if (strncmp(g->values[i]->name, prefix, strlen(prefix)) == 0)
-			sum += g->values[i]->value;
-	return sum;
-}
 
 static const struct maglbctl_column sync_columns[] = {
 	{ "GROUP", false }, { "STATE", false }, { "MEMBERS", false },
@@ -132,128 +42,136 @@ static const struct maglbctl_column sync_columns[] = {
 static void
 sync_cell(const void *ctx, size_t row, size_t col, char *buf, size_t len)
 {
-	const struct sync_group *g = &((const struct sync_view *)ctx)->groups[row];
+	const struct wire_ctl_sync_group *g = &((const struct wire_ctl_sync_status *)ctx)->groups[row];
 	size_t off = 0;
 
 	switch (col) {
 	case 0: snprintf(buf, len, "%s", g->name); return;
-	case 1: snprintf(buf, len, "%s", state_name(group_value(g, "state"))); return;
+	case 1: snprintf(buf, len, "%s", g->state); return;
 	case 2:
 		buf[0] = '\0';
 		for (size_t i = 0; i < g->n_members && off < len; i++)
 			off += (size_t)snprintf(buf + off, len - off, "%s%u", i ? "," : "",
 						g->members[i]);
 		return;
-	case 3: snprintf(buf, len, "%" PRIu64, group_value(g, "entries_own")); return;
-	case 4: snprintf(buf, len, "%" PRIu64, group_value(g, "entries_peers")); return;
-	case 5: snprintf(buf, len, "%" PRIu64, group_value(g, "entries_sent")); return;
-	case 6: snprintf(buf, len, "%" PRIu64, group_value(g, "entries_received")); return;
-	case 7: snprintf(buf, len, "%" PRIu64, group_value(g, "imported")); return;
-	case 8: snprintf(buf, len, "%" PRIu64, group_sum(g, "rejected_")); return;
-	case 9: snprintf(buf, len, "%" PRIu64, group_sum(g, "drop_")); return;
-	case 10: snprintf(buf, len, "%" PRIu64, group_value(g, "send_queue")); return;
-	case 11: snprintf(buf, len, "%" PRIu64, group_value(g, "resync_complete")); return;
-	case 12:
-		snprintf(buf, len, "%.1f", (double)group_value(g, "import_lag_p50_us") / 1000);
-		return;
-	default:
-		snprintf(buf, len, "%.1f", (double)group_value(g, "import_lag_p99_us") / 1000);
-		return;
+	case 3: snprintf(buf, len, "%" PRIu64, g->entries_own); return;
+	case 4: snprintf(buf, len, "%" PRIu64, g->entries_peers); return;
+	case 5: snprintf(buf, len, "%" PRIu64, g->entries_sent); return;
+	case 6: snprintf(buf, len, "%" PRIu64, g->entries_received); return;
+	case 7: snprintf(buf, len, "%" PRIu64, g->imported); return;
+	case 8: snprintf(buf, len, "%" PRIu64, g->rejected); return;
+	case 9: snprintf(buf, len, "%" PRIu64, g->dropped); return;
+	case 10: snprintf(buf, len, "%u", g->send_queue); return;
+	case 11: snprintf(buf, len, "%" PRIu64, g->resyncs); return;
+	case 12: snprintf(buf, len, "%.1f", (double)g->import_lag_p50_us / 1000); return;
+	default: snprintf(buf, len, "%.1f", (double)g->import_lag_p99_us / 1000); return;
 	}
 }
 
+/* The drops of group ("" the node's), as keys of the object open in j. */
 static void
-sync_print_json(const struct sync_view *v)
+sync_json_drops(struct json *j, const struct wire_ctl_sync_status *st, const char *group)
+{
+	for (size_t i = 0; i < st->n_drops; i++)
+		if (strcmp(st->drops[i].group, group) == 0)
+			json_u64(j, st->drops[i].reason, st->drops[i].count);
+}
+
+static void
+sync_json_group(struct json *j, const struct wire_ctl_sync_status *st,
+		const struct wire_ctl_sync_group *g)
+{
+	char digest[24];
+
+	snprintf(digest, sizeof(digest), "%016" PRIx64, g->digest);
+	json_object_begin(j, NULL);
+	json_string(j, "name", g->name);
+	json_string(j, "state_name", g->state);
+	json_array_begin(j, "members");
+	for (size_t k = 0; k < g->n_members; k++)
+		json_u64(j, NULL, g->members[k]);
+	json_array_end(j);
+	json_u64(j, "donor", g->donor);
+	json_u64(j, "entries_own", g->entries_own);
+	json_u64(j, "entries_peers", g->entries_peers);
+	json_string(j, "digest", digest);
+	json_u64(j, "send_queue", g->send_queue);
+	json_u64(j, "entries_sent", g->entries_sent);
+	json_u64(j, "entries_received", g->entries_received);
+	json_u64(j, "imported", g->imported);
+	json_u64(j, "rejected", g->rejected);
+	json_u64(j, "dropped", g->dropped);
+	json_u64(j, "resync_complete", g->resyncs);
+	json_u64(j, "resync_last_ms", g->resync_last_ms);
+	json_u64(j, "resync_entries_received", g->resync_entries_received);
+	json_u64(j, "self_lag_p50_us", g->self_lag_p50_us);
+	json_u64(j, "self_lag_p99_us", g->self_lag_p99_us);
+	json_u64(j, "import_lag_p50_us", g->import_lag_p50_us);
+	json_u64(j, "import_lag_p99_us", g->import_lag_p99_us);
+	sync_json_drops(j, st, g->name);
+	json_object_end(j);
+}
+
+static int
+sync_print_json(const struct wire_ctl_sync_status *st)
 {
 	struct json j;
 
 	json_init(&j, stdout);
 	json_object_begin(&j, NULL);
 	json_object_begin(&j, "node");
-	for (size_t i = 0; i < v->all->count; i++)
-		if (strcmp(v->all->counters[i].scope, "sync") == 0)
-			json_u64(&j, v->all->counters[i].name, v->all->counters[i].value);
+	json_u64(&j, "node_id", st->node_id);
+	json_u64(&j, "synced", st->synced);
+	json_u64(&j, "dataplane_connected", st->dataplane_connected);
+	json_u64(&j, "dataplane_synced", st->dataplane_synced);
+	json_u64(&j, "entries", st->entries);
+	json_u64(&j, "cache_bytes", st->cache_bytes);
+	json_u64(&j, "import_queue", st->import_queue);
+	json_u64(&j, "export_entries", st->export_entries);
+	sync_json_drops(&j, st, "");
 	json_object_end(&j);
 	json_array_begin(&j, "groups");
-	for (size_t i = 0; i < v->n_groups; i++) {
-		const struct sync_group *g = &v->groups[i];
-
-		json_object_begin(&j, NULL);
-		json_string(&j, "name", g->name);
-		json_string(&j, "state_name", state_name(group_value(g, "state")));
-		json_array_begin(&j, "members");
-		for (size_t k = 0; k < g->n_members; k++)
-			json_u64(&j, NULL, g->members[k]);
-		json_array_end(&j);
-		for (size_t k = 0; k < g->n_values; k++)
-			json_u64(&j, g->values[k]->name, g->values[k]->value);
-		json_object_end(&j);
-	}
+	for (size_t i = 0; i < st->n_groups; i++)
+		sync_json_group(&j, st, &st->groups[i]);
 	json_array_end(&j);
 	json_object_end(&j);
+	return json_finish(&j) < 0 ? MAGLBCTL_EXIT_ERROR : 0;
 }
 
-/* Non-zero drops and refusals, by reason, under the table. */
 static void
-sync_print_problems(const struct sync_view *v)
+sync_print(const struct wire_ctl_sync_status *st)
 {
-	for (size_t i = 0; i < v->n_groups; i++)
-		for (size_t k = 0; k < v->groups[i].n_values; k++) {
-			const struct wire_ctl_counter *c = v->groups[i].values[k];
-
-			if (c->value != 0 && (strncmp(c->name, "drop_", 5) == 0 ||
-					      strncmp(c->name, "rejected_", 9) == 0 ||
-					      strcmp(c->name, "seq_gaps") == 0 ||
-					      strcmp(c->name, "resync_incomplete") == 0))
-				printf("  %s: %s %" PRIu64 "\n", v->groups[i].name, c->name, c->value);
-		}
-	for (size_t i = 0; i < v->all->count; i++) {
-		const struct wire_ctl_counter *c = &v->all->counters[i];
-
-		if (strcmp(c->scope, "sync") == 0 && c->value != 0 &&
-		    (strcmp(c->name, "export_lost") == 0 || strcmp(c->name, "export_unknown") == 0 ||
-		     strcmp(c->name, "cache_full") == 0 || strcmp(c->name, "import_errors") == 0 ||
-		     (c->name[0] >= 'A' && c->name[0] <= 'Z')))
-			printf("  node: %s %" PRIu64 "\n", c->name, c->value);
-	}
+	printf("node %u: %s; dataplane %s, %s; %" PRIu64 " entries held, %.1f MiB",
+	       st->node_id, st->synced ? "synced" : "NOT synced",
+	       st->dataplane_connected ? "connected" : "NOT connected",
+	       st->dataplane_synced ? "has every entry" : "still importing", st->entries,
+	       (double)st->cache_bytes / (1 << 20));
+	if (st->entries >= SYNC_PER_ENTRY_MIN_ENTRIES)
+		printf(" (%.0f bytes an entry)", (double)st->cache_bytes / (double)st->entries);
+	putchar('\n');
+	maglbctl_table(sync_columns, sizeof(sync_columns) / sizeof(sync_columns[0]),
+		       st->n_groups, sync_cell, st);
+	/* Non-zero drops and refusals, by reason, under the table. */
+	for (size_t i = 0; i < st->n_drops; i++)
+		printf("  %s: %s %" PRIu64 "\n", st->drops[i].group[0] ? st->drops[i].group :
+		       "node", st->drops[i].reason, st->drops[i].count);
 }
 
 static int
 sync_show(struct maglbctl *m)
 {
-	struct wire_ctl_msg req = { .kind = WIRE_CTL_COUNTERS_REQUEST }, resp;
-	struct sync_view *v;
-	uint64_t entries;
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_SYNC_STATUS_REQUEST }, resp;
 	int rc;
 
-	rc = maglbctl_call(m, &req, WIRE_CTL_COUNTERS_RESPONSE, &resp);
+	rc = maglbctl_call(m, &req, WIRE_CTL_SYNC_STATUS, &resp);
 	if (rc != 0)
 		return rc;
-	v = malloc(sizeof(*v));
-	if (v == NULL) {
-		wire_ctl_msg_free(&resp);
-		return MAGLBCTL_EXIT_ERROR;
-	}
-	view_build(v, &resp.counters);
-	if (m->json) {
-		sync_print_json(v);
-	} else {
-		entries = node_value(v, "entries");
-		printf("node %" PRIu64 ": %s; dataplane %s, %s; %" PRIu64 " entries held, "
-		       "%.1f MiB (%.0f bytes an entry)\n", node_value(v, "node_id"),
-		       node_value(v, "synced") ? "synced" : "NOT synced",
-		       node_value(v, "dataplane_connected") ? "connected" : "NOT connected",
-		       node_value(v, "dataplane_synced") ? "has every entry" :
-		       "still importing", entries,
-		       (double)node_value(v, "cache_bytes") / (1 << 20),
-		       entries ? (double)node_value(v, "cache_bytes") / (double)entries : 0.0);
-		maglbctl_table(sync_columns, sizeof(sync_columns) / sizeof(sync_columns[0]),
-			       v->n_groups, sync_cell, v);
-		sync_print_problems(v);
-	}
-	free(v);
+	if (m->json)
+		rc = sync_print_json(&resp.sync_status);
+	else
+		sync_print(&resp.sync_status);
 	wire_ctl_msg_free(&resp);
-	return 0;
+	return rc;
 }
 
 /* ---------------------------------------------------------------- verify */
@@ -334,12 +252,12 @@ verify_mark(const struct wire_ctl_sync_verify *r, size_t i)
 
 /* Start a round in group, poll until every member answered or timeout. */
 static int
-verify_group(struct maglbctl *m, const char *group, struct wire_ctl_msg *resp)
+verify_group(struct maglbctl *m, const char group[WIRE_NAME_MAX], struct wire_ctl_msg *resp)
 {
 	struct wire_ctl_msg req = { .kind = WIRE_CTL_SYNC_VERIFY_REQUEST };
 	int waited = 0, rc;
 
-	snprintf(req.sync_verify_request.group, WIRE_NAME_MAX, "%s", group);
+	memcpy(req.sync_verify_request.group, group, strnlen(group, WIRE_NAME_MAX - 1));
 	for (;;) {
 		rc = maglbctl_call(m, &req, WIRE_CTL_SYNC_VERIFY_RESULT, resp);
 		if (rc != 0)
@@ -402,28 +320,46 @@ verify_print(const struct wire_ctl_sync_verify *r, struct json *j)
 	return ok;
 }
 
+/* The node's sync groups, from syncd's SYNC_STATUS. */
+static int
+verify_groups(struct maglbctl *m, char (*names)[WIRE_NAME_MAX], size_t *n)
+{
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_SYNC_STATUS_REQUEST }, resp;
+	int rc;
+
+	rc = maglbctl_call(m, &req, WIRE_CTL_SYNC_STATUS, &resp);
+	if (rc != 0)
+		return rc;
+	*n = 0;
+	for (size_t i = 0; i < resp.sync_status.n_groups && *n < SYNC_GROUPS_MAX; i++)
+		snprintf(names[(*n)++], WIRE_NAME_MAX, "%s", resp.sync_status.groups[i].name);
+	wire_ctl_msg_free(&resp);
+	return 0;
+}
+
+static bool
+name_listed(char (*names)[WIRE_NAME_MAX], size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return true;
+	return false;
+}
+
 static int
 sync_verify(struct maglbctl *m, const char *only)
 {
-	struct wire_ctl_msg req = { .kind = WIRE_CTL_COUNTERS_REQUEST }, resp;
-	struct sync_view *v = malloc(sizeof(*v));
+	char names[SYNC_GROUPS_MAX][WIRE_NAME_MAX];
 	bool all_ok = true;
 	struct json j;
+	size_t n;
 	int rc;
 
-	if (v == NULL)
-		return MAGLBCTL_EXIT_ERROR;
-	snprintf(req.counters_request.scope, WIRE_NAME_MAX, "group:");
-	rc = maglbctl_call(m, &req, WIRE_CTL_COUNTERS_RESPONSE, &resp);
-	if (rc != 0) {
-		free(v);
+	rc = verify_groups(m, names, &n);
+	if (rc != 0)
 		return rc;
-	}
-	view_build(v, &resp.counters);
-	if (only != NULL && !view_has(v, only)) {
+	if (only != NULL && !name_listed(names, n, only)) {
 		fprintf(stderr, "maglbctl: node has no sync group '%s'\n", only);
-		free(v);
-		wire_ctl_msg_free(&resp);
 		return MAGLBCTL_EXIT_ERROR;
 	}
 	if (m->json) {
@@ -431,12 +367,12 @@ sync_verify(struct maglbctl *m, const char *only)
 		json_object_begin(&j, NULL);
 		json_array_begin(&j, "groups");
 	}
-	for (size_t i = 0; i < v->n_groups && rc == 0; i++) {
+	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct wire_ctl_msg r;
 
-		if (only != NULL && strcmp(only, v->groups[i].name) != 0)
+		if (only != NULL && strcmp(only, names[i]) != 0)
 			continue;
-		rc = verify_group(m, v->groups[i].name, &r);
+		rc = verify_group(m, names[i], &r);
 		if (rc == 0) {
 			all_ok &= verify_print(&r.sync_verify, m->json ? &j : NULL);
 			wire_ctl_msg_free(&r);
@@ -449,8 +385,6 @@ sync_verify(struct maglbctl *m, const char *only)
 		if (json_finish(&j) < 0 && rc == 0)
 			rc = MAGLBCTL_EXIT_ERROR;
 	}
-	free(v);
-	wire_ctl_msg_free(&resp);
 	if (rc == 0 && !all_ok)
 		rc = MAGLBCTL_EXIT_ERROR;
 	return rc;
