@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,37 +31,12 @@
 #include <corosync/cpg.h>
 
 #include "proto/wire.h"
+#include "cpgtool.h"
 
 enum { KINDS = 7, BUF_MAX = 4096 };
 
 static cpg_handle_t handle;
 static unsigned int local_node;
-
-static void
-deliver(cpg_handle_t h, const struct cpg_name *g, uint32_t nodeid, uint32_t pid, void *msg,
-	size_t len)
-{
-	(void)h; (void)g; (void)nodeid; (void)pid; (void)msg; (void)len;
-}
-
-/* Multicast, waiting out CS_ERR_TRY_AGAIN. */
-static int
-send_msg(const void *buf, size_t len)
-{
-	struct iovec iov = { .iov_base = (void *)(uintptr_t)buf, .iov_len = len };
-
-	for (int tries = 0; tries < 1000; tries++) {
-		cs_error_t rc = cpg_mcast_joined(handle, CPG_TYPE_AGREED, &iov, 1);
-
-		if (rc == CS_OK)
-			return 0;
-		if (rc != CS_ERR_TRY_AGAIN)
-			return -1;
-		cpg_dispatch(handle, CS_DISPATCH_ALL);
-		usleep(1000);
-	}
-	return -1;
-}
 
 /* A valid NEW batch of 3 entries for vip (host order), into buf. */
 static size_t
@@ -122,7 +96,8 @@ main(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
-	cpg_model_v1_data_t model = { .model = CPG_MODEL_V1, .cpg_deliver_fn = deliver };
+	cpg_model_v1_data_t model = { .model = CPG_MODEL_V1,
+				       .cpg_deliver_fn = cpgtool_deliver };
 	struct cpg_name group = { 0 };
 	uint8_t buf[BUF_MAX];
 	unsigned long count = 10, sent = 0;
@@ -179,7 +154,7 @@ main(int argc, char **argv)
 				len = 0;
 				break;
 			}
-			if (send_msg(buf, len) < 0 && len > 0) {   /* CPG may refuse empty ones */
+			if (cpgtool_send(handle, buf, len) < 0 && len > 0) {   /* CPG may refuse empty ones */
 				fprintf(stderr, "cpgjunk: multicast failed\n");
 				return 1;
 			}

@@ -71,14 +71,16 @@ struct decap {
 
 enum { DECAP_SIGNAL_TAG = 6 };
 
-static void usage(FILE *out)
+static void
+usage(FILE *out)
 {
 	fprintf(out, "usage: decap --tun NAME\n"
 	             "  GRE / IP-in-IP over IPv4 and IPv6 in, inner packets out to TUN NAME;\n"
 	             "  prints \"ready\"; SIGUSR1 prints counters to stderr\n");
 }
 
-static void decap_report(const struct decap *decap)
+static void
+decap_report(const struct decap *decap)
 {
 	tunnel_report("decap", decap->tun_name, decap->kinds, decap_drop_names,
 	              decap->drops, DECAP_DROP_MAX);
@@ -86,7 +88,8 @@ static void decap_report(const struct decap *decap)
 
 /* Strip the outer IPv4 header that raw IPv4 sockets deliver; the payload
  * is left in *data, *len. Returns false if the header does not fit. */
-static bool strip_outer_ipv4(const uint8_t **data, size_t *len)
+static bool
+strip_outer_ipv4(const uint8_t **data, size_t *len)
 {
 	size_t header, total;
 
@@ -102,8 +105,9 @@ static bool strip_outer_ipv4(const uint8_t **data, size_t *len)
 }
 
 /* One tunnelled packet (outer header present for IPv4 only) to the TUN. */
-static void decap_packet(struct decap *decap, const struct decap_socket *sock,
-                         const uint8_t *data, size_t len)
+static void
+decap_packet(struct decap *decap, const struct decap_socket *sock,
+	     const uint8_t *data, size_t len)
 {
 	bool gre = sock->protocol == IPPROTO_GRE;
 	unsigned version = sock->protocol == IPPROTO_IPIP ? 4 : 6;
@@ -144,7 +148,8 @@ static void decap_packet(struct decap *decap, const struct decap_socket *sock,
 	decap->kinds[tunnel_kind_of(sock->family, gre, version)]++;
 }
 
-static void decap_receive(struct decap *decap, const struct decap_socket *sock)
+static void
+decap_receive(struct decap *decap, const struct decap_socket *sock)
 {
 	static uint8_t buf[65536];
 	ssize_t n;
@@ -159,7 +164,8 @@ static void decap_receive(struct decap *decap, const struct decap_socket *sock)
 	}
 }
 
-static int decap_open_sockets(struct decap *decap)
+static int
+decap_open_sockets(struct decap *decap)
 {
 	static const int families[] = {AF_INET, AF_INET6};
 	static const int protocols[] = {IPPROTO_GRE, IPPROTO_IPIP, IPPROTO_IPV6};
@@ -189,7 +195,8 @@ static int decap_open_sockets(struct decap *decap)
 	return 0;
 }
 
-static int decap_open(struct decap *decap)
+static int
+decap_open(struct decap *decap)
 {
 	int err = tunnel_events_open(&decap->epoll_fd, &decap->signal_fd, DECAP_SIGNAL_TAG);
 
@@ -205,7 +212,8 @@ static int decap_open(struct decap *decap)
 }
 
 /* Returns true when asked to stop. */
-static bool decap_signals(struct decap *decap)
+static bool
+decap_signals(struct decap *decap)
 {
 	struct signalfd_siginfo info;
 	bool stop = false;
@@ -219,7 +227,8 @@ static bool decap_signals(struct decap *decap)
 	return stop;
 }
 
-static int decap_run(struct decap *decap)
+static int
+decap_run(struct decap *decap)
 {
 	struct epoll_event events[8];
 	int i, n;
@@ -241,7 +250,8 @@ static int decap_run(struct decap *decap)
 	}
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"tun", required_argument, NULL, 't'},

@@ -6,7 +6,8 @@
  * IMPORT_BATCH messages, counting them.
  *
  *   dpgen --service NAME [--rate N] [--rate-file F] [--count N | --sink]
- *         [--batch N] [--vip ADDR] [--port P] [--backends ADDR,ADDR,...]
+ *         [--batch N] [--offset N] [--vip ADDR] [--port P]
+ *         [--backends ADDR,ADDR,...]
  *
  * It prints "ready" once serving. Once syncd subscribes it exports NEW
  * entries (IPv4 TCP flows to --vip:--port from distinct clients, backends
@@ -14,7 +15,9 @@
  * --rate entries a second (0: as fast as the event ring takes them; at a
  * rate, each 1 ms tick sends what the rate allowed since, as the dataplane's
  * control thread does) until
- * --count have gone (0: no end); --sink exports nothing. SIGHUP reads a
+ * --count have gone (0: no end); --sink exports nothing. Flows are
+ * numbered from --offset (default 0): a second run with --offset of the
+ * first one's --count exports other flows. SIGHUP reads a
  * new rate from --rate-file (one number). A full event ring is not a
  * loss: the batch waits for the next tick. Every second, and on SIGTERM
  * or SIGINT (then it exits), it prints one JSON line on stdout:
@@ -48,7 +51,7 @@ struct gen {
 	qb_loop_t *loop;
 	struct ipc_server *server;
 	uint64_t conn;                  /* the subscriber, 0 none */
-	uint64_t rate, count, batch;
+	uint64_t rate, count, batch, offset;
 	bool sink;
 	const char *rate_file;
 	uint32_t vip, port;
@@ -131,7 +134,7 @@ export_some(struct gen *g, uint64_t now)
 		if (n == 0)
 			return;
 		for (uint64_t i = 0; i < n; i++)
-			make_flow(g, g->exported + i, &g->flows[i]);
+			make_flow(g, g->offset + g->exported + i, &g->flows[i]);
 		m.request_id = ++g->seq;
 		m.flows = (struct wire_ctl_flows){ .event = WIRE_FLOW_EVENT_NEW,
 						   .entries = g->flows, .count = n };
@@ -233,7 +236,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: dpgen --service NAME [--rate N] [--rate-file F] "
-		"[--count N | --sink] [--batch N] [--vip ADDR] [--port P] "
+		"[--count N | --sink] [--batch N] [--offset N] [--vip ADDR] [--port P] "
 		"[--backends ADDR,...]\n");
 }
 
@@ -245,6 +248,7 @@ main(int argc, char **argv)
 		{ "rate", required_argument, NULL, 'r' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "batch", required_argument, NULL, 'b' },
+		{ "offset", required_argument, NULL, 'o' },
 		{ "vip", required_argument, NULL, 'v' },
 		{ "port", required_argument, NULL, 'p' },
 		{ "backends", required_argument, NULL, 'B' },
@@ -268,6 +272,7 @@ main(int argc, char **argv)
 		case 'r': g.rate = strtoull(optarg, NULL, 10); break;
 		case 'n': g.count = strtoull(optarg, NULL, 10); break;
 		case 'b': g.batch = strtoull(optarg, NULL, 10); break;
+		case 'o': g.offset = strtoull(optarg, NULL, 10); break;
 		case 'v':
 			if (inet_pton(AF_INET, optarg, &vip) != 1) {
 				usage();

@@ -75,19 +75,22 @@ struct encapsend {
 
 enum { ENCAPSEND_TAG_TUN = 0, ENCAPSEND_TAG_SIGNAL = 1 };
 
-static void usage(FILE *out)
+static void
+usage(FILE *out)
 {
 	fprintf(out, "usage: encapsend --tun NAME --encap gre|ipip --to ADDR [--to ADDR]...\n"
 	             "                 [--gre-flags HEX]\n");
 }
 
-static void encapsend_report(const struct encapsend *encap)
+static void
+encapsend_report(const struct encapsend *encap)
 {
 	tunnel_report("encapsend", encap->tun_name, encap->kinds, encapsend_drop_names,
 	              encap->drops, ENCAPSEND_DROP_MAX);
 }
 
-static uint32_t fnv1a(uint32_t hash, const uint8_t *data, size_t len)
+static uint32_t
+fnv1a(uint32_t hash, const uint8_t *data, size_t len)
 {
 	size_t i;
 
@@ -97,7 +100,8 @@ static uint32_t fnv1a(uint32_t hash, const uint8_t *data, size_t len)
 }
 
 /* Hash of addresses, protocol and (first fragment, TCP/UDP) ports. */
-static uint32_t flow_hash(const uint8_t *pkt, size_t len, unsigned version)
+static uint32_t
+flow_hash(const uint8_t *pkt, size_t len, unsigned version)
 {
 	uint32_t hash = 2166136261u;
 	size_t header;
@@ -121,7 +125,8 @@ static uint32_t flow_hash(const uint8_t *pkt, size_t len, unsigned version)
 	return hash;
 }
 
-static void encapsend_packet(struct encapsend *encap, uint8_t *frame, size_t len)
+static void
+encapsend_packet(struct encapsend *encap, uint8_t *frame, size_t len)
 {
 	uint8_t *pkt = frame + TUNNEL_GRE_HEADER_LEN;
 	unsigned version = len ? pkt[0] >> 4 : 0;
@@ -152,7 +157,8 @@ static void encapsend_packet(struct encapsend *encap, uint8_t *frame, size_t len
 	encap->kinds[tunnel_kind_of(target->addr.ss_family, encap->gre, version)]++;
 }
 
-static void encapsend_drain(struct encapsend *encap)
+static void
+encapsend_drain(struct encapsend *encap)
 {
 	static uint8_t frame[TUNNEL_GRE_HEADER_LEN + 65536];
 	ssize_t n;
@@ -168,7 +174,8 @@ static void encapsend_drain(struct encapsend *encap)
 	}
 }
 
-static int encapsend_open_sockets(struct encapsend *encap)
+static int
+encapsend_open_sockets(struct encapsend *encap)
 {
 	static const int protocols[] = {IPPROTO_GRE, IPPROTO_IPIP, IPPROTO_IPV6};
 	int dont = IP_PMTUDISC_DONT, zero = 0, outer6, p, fd;
@@ -191,7 +198,8 @@ static int encapsend_open_sockets(struct encapsend *encap)
 	return 0;
 }
 
-static int encapsend_open(struct encapsend *encap)
+static int
+encapsend_open(struct encapsend *encap)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
 	int err = tunnel_events_open(&encap->epoll_fd, &encap->signal_fd,
@@ -213,7 +221,8 @@ static int encapsend_open(struct encapsend *encap)
 	return 0;
 }
 
-static int encapsend_run(struct encapsend *encap)
+static int
+encapsend_run(struct encapsend *encap)
 {
 	struct signalfd_siginfo info;
 	struct epoll_event events[2];
@@ -239,7 +248,8 @@ static int encapsend_run(struct encapsend *encap)
 	}
 }
 
-static int options_parse(int argc, char **argv, struct encapsend *encap)
+static int
+options_parse(int argc, char **argv, struct encapsend *encap)
 {
 	static const struct option longopts[] = {
 		{"tun", required_argument, NULL, 't'},
@@ -285,7 +295,8 @@ static int options_parse(int argc, char **argv, struct encapsend *encap)
 	return 0;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	static struct encapsend encap;
 	int err;

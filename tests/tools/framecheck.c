@@ -62,7 +62,8 @@ struct framecheck {
 	size_t max_frame;
 };
 
-static uint32_t sum16(uint32_t sum, const uint8_t *data, size_t len)
+static uint32_t
+sum16(uint32_t sum, const uint8_t *data, size_t len)
 {
 	size_t i;
 
@@ -74,8 +75,9 @@ static uint32_t sum16(uint32_t sum, const uint8_t *data, size_t len)
 }
 
 /* True if the one's-complement sum over pseudo header and segment is 0xffff. */
-static bool l4_checksum_ok(const uint8_t *addrs, size_t addrs_len,
-                           uint8_t protocol, const uint8_t *seg, size_t len)
+static bool
+l4_checksum_ok(const uint8_t *addrs, size_t addrs_len,
+	       uint8_t protocol, const uint8_t *seg, size_t len)
 {
 	uint32_t sum = sum16(0, addrs, addrs_len);
 
@@ -87,8 +89,9 @@ static bool l4_checksum_ok(const uint8_t *addrs, size_t addrs_len,
 	return sum == 0xffff;
 }
 
-static void check_l4(struct framecheck *fc, const uint8_t *addrs, size_t addrs_len,
-                     uint8_t protocol, const uint8_t *seg, size_t len)
+static void
+check_l4(struct framecheck *fc, const uint8_t *addrs, size_t addrs_len,
+	 uint8_t protocol, const uint8_t *seg, size_t len)
 {
 	if (protocol == IPPROTO_TCP)
 		fc->counters[FRAMECHECK_tcp]++;
@@ -104,7 +107,8 @@ static void check_l4(struct framecheck *fc, const uint8_t *addrs, size_t addrs_l
 		fc->counters[FRAMECHECK_bad_checksum]++;
 }
 
-static void check_frame(struct framecheck *fc, const uint8_t *frame, size_t len)
+static void
+check_frame(struct framecheck *fc, const uint8_t *frame, size_t len)
 {
 	const uint8_t *ip = frame + ETH_HLEN;
 	size_t iplen = len - ETH_HLEN, header, total;
@@ -133,7 +137,8 @@ static void check_frame(struct framecheck *fc, const uint8_t *frame, size_t len)
 	}
 }
 
-static int open_socket(const char *iface)
+static int
+open_socket(const char *iface)
 {
 	struct sockaddr_ll addr = {
 		.sll_family = AF_PACKET,
@@ -159,7 +164,8 @@ static int open_socket(const char *iface)
 	return fd;
 }
 
-static int run(struct framecheck *fc, int fd, int signal_fd)
+static int
+run(struct framecheck *fc, int fd, int signal_fd)
 {
 	static uint8_t frame[65536 + ETH_HLEN];
 	struct pollfd fds[2] = {{.fd = fd, .events = POLLIN},
@@ -187,13 +193,15 @@ static int run(struct framecheck *fc, int fd, int signal_fd)
 	}
 }
 
-static int usage(void)
+static int
+usage(void)
 {
 	fprintf(stderr, "usage: framecheck --iface IF [--max-frame BYTES]\n");
 	return 2;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"iface", required_argument, NULL, 'i'},

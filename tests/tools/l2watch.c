@@ -67,12 +67,14 @@ struct options {
 	unsigned n_ips;
 };
 
-static void usage(FILE *out)
+static void
+usage(FILE *out)
 {
 	fprintf(out, "usage: l2watch --iface IF --ip ADDR [--ip ADDR]... [--ready-file F]\n");
 }
 
-static int options_parse(int argc, char **argv, struct options *opts)
+static int
+options_parse(int argc, char **argv, struct options *opts)
 {
 	static const struct option longopts[] = {
 		{"iface", required_argument, NULL, 'i'},
@@ -111,7 +113,8 @@ static int options_parse(int argc, char **argv, struct options *opts)
 	return optind == argc && opts->iface && opts->n_ips > 0 ? 0 : -EINVAL;
 }
 
-static bool watched(const struct options *opts, int family, const uint8_t *addr)
+static bool
+watched(const struct options *opts, int family, const uint8_t *addr)
 {
 	size_t len = family == AF_INET ? 4 : 16;
 	unsigned i;
@@ -122,8 +125,9 @@ static bool watched(const struct options *opts, int family, const uint8_t *addr)
 	return false;
 }
 
-static void print_event(uint64_t t_us, const char *kind, int family, const uint8_t *addr,
-                        const uint8_t *mac)
+static void
+print_event(uint64_t t_us, const char *kind, int family, const uint8_t *addr,
+	    const uint8_t *mac)
 {
 	char ip[INET6_ADDRSTRLEN];
 
@@ -133,7 +137,8 @@ static void print_event(uint64_t t_us, const char *kind, int family, const uint8
 	fflush(stdout);
 }
 
-static void on_arp(const struct options *opts, const uint8_t *f, size_t len, uint64_t t_us)
+static void
+on_arp(const struct options *opts, const uint8_t *f, size_t len, uint64_t t_us)
 {
 	static const uint8_t broadcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 	const uint8_t *arp = f + ARP_OFF, *sha = arp + 8, *spa = arp + 14, *tpa = arp + 24;
@@ -155,7 +160,8 @@ static void on_arp(const struct options *opts, const uint8_t *f, size_t len, uin
 	print_event(t_us, kind, AF_INET, spa, sha);
 }
 
-static void on_na(const struct options *opts, const uint8_t *f, size_t len, uint64_t t_us)
+static void
+on_na(const struct options *opts, const uint8_t *f, size_t len, uint64_t t_us)
 {
 	const uint8_t *mac = f + 6, *opt = f + NA_OPTIONS_OFF;
 	bool solicited;
@@ -177,7 +183,8 @@ static void on_na(const struct options *opts, const uint8_t *f, size_t len, uint
 
 /* ARP, or IPv6 whose next header is ICMPv6 and whose type is NA: the rest
  * never leaves the kernel. No extension headers: ND carries none. */
-static int attach_filter(int fd)
+static int
+attach_filter(int fd)
 {
 	static struct sock_filter code[] = {
 		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, 12),
@@ -195,7 +202,8 @@ static int attach_filter(int fd)
 	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
 }
 
-static int open_socket(const char *iface)
+static int
+open_socket(const char *iface)
 {
 	struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL)};
 	uint8_t drain[L2WATCH_FRAME_MAX];
@@ -219,7 +227,8 @@ static int open_socket(const char *iface)
 	return fd;
 }
 
-static uint64_t frame_time_us(struct msghdr *msg)
+static uint64_t
+frame_time_us(struct msghdr *msg)
 {
 	struct cmsghdr *c;
 	struct timespec ts;
@@ -235,7 +244,8 @@ static uint64_t frame_time_us(struct msghdr *msg)
 }
 
 /* Every frame queued on fd. */
-static int read_frames(const struct options *opts, int fd)
+static int
+read_frames(const struct options *opts, int fd)
 {
 	uint8_t frame[L2WATCH_FRAME_MAX];
 	char control[CMSG_SPACE(sizeof(struct timespec))];
@@ -263,7 +273,8 @@ static int read_frames(const struct options *opts, int fd)
 }
 
 /* A signalfd for SIGTERM and SIGINT, or -errno. */
-static int signals_open(void)
+static int
+signals_open(void)
 {
 	sigset_t mask;
 	int fd;
@@ -277,7 +288,8 @@ static int signals_open(void)
 	return fd < 0 ? -errno : fd;
 }
 
-static int mark_ready(const char *path)
+static int
+mark_ready(const char *path)
 {
 	FILE *file;
 
@@ -291,7 +303,8 @@ static int mark_ready(const char *path)
 	return 0;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	struct options opts;
 	struct pollfd fds[2];

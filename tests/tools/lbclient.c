@@ -148,7 +148,8 @@ struct client {
 	unsigned reported;
 };
 
-static uint64_t now_ms(void)
+static uint64_t
+now_ms(void)
 {
 	struct timespec ts;
 
@@ -156,7 +157,8 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void usage(FILE *out)
+static void
+usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: lbclient --connect ADDR PORT --conns N [--rounds R]\n"
@@ -165,7 +167,8 @@ static void usage(FILE *out)
 	        "                [--timeout-s S] [--json]\n");
 }
 
-static int options_parse(int argc, char **argv, struct options *opts)
+static int
+options_parse(int argc, char **argv, struct options *opts)
 {
 	static const struct option longopts[] = {
 		{"connect", required_argument, NULL, 'c'},
@@ -215,14 +218,16 @@ static int options_parse(int argc, char **argv, struct options *opts)
 }
 
 /* The longest line any round sends. */
-static unsigned line_bytes_max(const struct options *opts)
+static unsigned
+line_bytes_max(const struct options *opts)
 {
 	return opts->first_line_bytes != UINT_MAX && opts->first_line_bytes > opts->line_bytes ?
 	       opts->first_line_bytes : opts->line_bytes;
 }
 
 /* Write "c<index> r<round>[ pad]\n" into conn->request. */
-static void conn_make_line(const struct client *client, struct conn *conn)
+static void
+conn_make_line(const struct client *client, struct conn *conn)
 {
 	size_t n, want = conn->round == 0 && client->opts.first_line_bytes != UINT_MAX ?
 			 client->opts.first_line_bytes : client->opts.line_bytes;
@@ -238,7 +243,8 @@ static void conn_make_line(const struct client *client, struct conn *conn)
 	conn->sent = 0;
 }
 
-static void conn_watch(struct client *client, struct conn *conn)
+static void
+conn_watch(struct client *client, struct conn *conn)
 {
 	struct epoll_event ev = {.data.u32 = conn->index};
 
@@ -252,8 +258,9 @@ static void conn_watch(struct client *client, struct conn *conn)
 	epoll_ctl(client->epoll_fd, EPOLL_CTL_MOD, conn->fd, &ev);
 }
 
-static void conn_finish(struct client *client, struct conn *conn,
-                        enum lbclient_error error)
+static void
+conn_finish(struct client *client, struct conn *conn,
+	    enum lbclient_error error)
 {
 	if (conn->state == CONN_DONE)
 		return;
@@ -272,7 +279,8 @@ static void conn_finish(struct client *client, struct conn *conn,
 		        lbclient_error_names[error]);
 }
 
-static enum lbclient_error error_from_errno(int err)
+static enum lbclient_error
+error_from_errno(int err)
 {
 	switch (err) {
 	case ECONNREFUSED: return LBCLIENT_ERROR_refused;
@@ -286,7 +294,8 @@ static enum lbclient_error error_from_errno(int err)
 }
 
 /* Send the current request (TCP: as much as fits; UDP: one datagram). */
-static void conn_send(struct client *client, struct conn *conn)
+static void
+conn_send(struct client *client, struct conn *conn)
 {
 	size_t total = client->opts.udp ? conn->line_len : conn->line_len + 1;
 	ssize_t n;
@@ -314,7 +323,8 @@ static void conn_send(struct client *client, struct conn *conn)
 
 /* After a round (and the hold, if any): close after the last round, else
  * pause until the next one is due. */
-static void conn_advance(struct client *client, struct conn *conn)
+static void
+conn_advance(struct client *client, struct conn *conn)
 {
 	if (conn->round == client->opts.rounds) {
 		conn_finish(client, conn, LBCLIENT_ERROR_none);
@@ -327,7 +337,8 @@ static void conn_advance(struct client *client, struct conn *conn)
 }
 
 /* After a good reply. */
-static void conn_next(struct client *client, struct conn *conn)
+static void
+conn_next(struct client *client, struct conn *conn)
 {
 	conn->round++;
 	conn->tries = 0;
@@ -345,8 +356,9 @@ static void conn_next(struct client *client, struct conn *conn)
 /* Check one reply "NAME LINE" (no newline). Returns true if it answered the
  * current request; false if it is a late UDP duplicate to ignore; a wrong
  * reply finishes the connection as bad_reply. */
-static bool conn_check_reply(struct client *client, struct conn *conn,
-                             const char *reply, size_t len)
+static bool
+conn_check_reply(struct client *client, struct conn *conn,
+		 const char *reply, size_t len)
 {
 	const char *space = memchr(reply, ' ', len);
 	size_t name_len = space ? (size_t)(space - reply) : 0;
@@ -374,7 +386,8 @@ static bool conn_check_reply(struct client *client, struct conn *conn,
 	return true;
 }
 
-static void conn_read_udp(struct client *client, struct conn *conn)
+static void
+conn_read_udp(struct client *client, struct conn *conn)
 {
 	static char buf[LBCLIENT_LINE_BYTES_MAX + LBCLIENT_NAME_MAX + 64];
 	ssize_t n;
@@ -396,7 +409,8 @@ static void conn_read_udp(struct client *client, struct conn *conn)
 }
 
 /* Take every complete line out of conn->reply. */
-static void conn_take_lines(struct client *client, struct conn *conn)
+static void
+conn_take_lines(struct client *client, struct conn *conn)
 {
 	char *newline;
 	size_t len;
@@ -415,7 +429,8 @@ static void conn_take_lines(struct client *client, struct conn *conn)
 		conn_finish(client, conn, LBCLIENT_ERROR_bad_reply);
 }
 
-static void conn_read_tcp(struct client *client, struct conn *conn)
+static void
+conn_read_tcp(struct client *client, struct conn *conn)
 {
 	ssize_t n;
 
@@ -439,7 +454,8 @@ static void conn_read_tcp(struct client *client, struct conn *conn)
 	}
 }
 
-static void conn_connected(struct client *client, struct conn *conn)
+static void
+conn_connected(struct client *client, struct conn *conn)
 {
 	int err = 0;
 	socklen_t len = sizeof(err);
@@ -454,7 +470,8 @@ static void conn_connected(struct client *client, struct conn *conn)
 	conn_send(client, conn);
 }
 
-static void conn_event(struct client *client, struct conn *conn, uint32_t events)
+static void
+conn_event(struct client *client, struct conn *conn, uint32_t events)
 {
 	if (conn->state == CONN_DONE)
 		return;
@@ -472,7 +489,8 @@ static void conn_event(struct client *client, struct conn *conn, uint32_t events
 		conn_read_tcp(client, conn);
 }
 
-static int conn_open(struct client *client, struct conn *conn)
+static int
+conn_open(struct client *client, struct conn *conn)
 {
 	const struct options *opts = &client->opts;
 	struct epoll_event ev = {.events = EPOLLOUT, .data.u32 = conn->index};
@@ -502,7 +520,8 @@ static int conn_open(struct client *client, struct conn *conn)
 	return 0;
 }
 
-static void client_check_hold(struct client *client)
+static void
+client_check_hold(struct client *client)
 {
 	unsigned i;
 	struct conn *conn;
@@ -517,7 +536,8 @@ static void client_check_hold(struct client *client)
 	}
 }
 
-static void client_write_held(struct client *client)
+static void
+client_write_held(struct client *client)
 {
 	FILE *file;
 
@@ -535,7 +555,8 @@ static void client_write_held(struct client *client)
 }
 
 /* Fire due timers: next rounds, UDP resends, the global deadline. */
-static void client_timers(struct client *client, uint64_t now)
+static void
+client_timers(struct client *client, uint64_t now)
 {
 	struct conn *conn;
 	unsigned i;
@@ -558,7 +579,8 @@ static void client_timers(struct client *client, uint64_t now)
 	}
 }
 
-static int client_wait_ms(const struct client *client, uint64_t now)
+static int
+client_wait_ms(const struct client *client, uint64_t now)
 {
 	uint64_t next = client->deadline_ms;
 	const struct conn *conn;
@@ -574,7 +596,8 @@ static int client_wait_ms(const struct client *client, uint64_t now)
 	return next <= now ? 0 : (int)(next - now);
 }
 
-static void client_inotify(struct client *client)
+static void
+client_inotify(struct client *client)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 
@@ -583,7 +606,8 @@ static void client_inotify(struct client *client)
 	client_check_hold(client);
 }
 
-static int client_run(struct client *client)
+static int
+client_run(struct client *client)
 {
 	struct epoll_event events[LBCLIENT_EVENTS];
 	uint64_t now;
@@ -611,7 +635,8 @@ static int client_run(struct client *client)
 	return 0;
 }
 
-static int client_watch_hold(struct client *client)
+static int
+client_watch_hold(struct client *client)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = LBCLIENT_INOTIFY_TAG};
 	char path[PATH_MAX];
@@ -631,7 +656,8 @@ static int client_watch_hold(struct client *client)
 	return 0;
 }
 
-static int client_open(struct client *client)
+static int
+client_open(struct client *client)
 {
 	unsigned i;
 
@@ -655,8 +681,9 @@ static int client_open(struct client *client)
 	return 0;
 }
 
-static void count_backend(struct backend_count *counts, unsigned *n,
-                          const char *name)
+static void
+count_backend(struct backend_count *counts, unsigned *n,
+	      const char *name)
 {
 	unsigned i;
 
@@ -673,7 +700,8 @@ static void count_backend(struct backend_count *counts, unsigned *n,
 }
 
 /* Names come from the wire: print them as JSON strings, escaped. */
-static void print_json_string(const char *s)
+static void
+print_json_string(const char *s)
 {
 	putchar('"');
 	for (; *s; s++) {
@@ -689,7 +717,8 @@ static void print_json_string(const char *s)
 	putchar('"');
 }
 
-static void client_report(const struct client *client)
+static void
+client_report(const struct client *client)
 {
 	static struct backend_count backends[LBCLIENT_BACKENDS_MAX];
 	unsigned errors[LBCLIENT_ERROR_MAX] = {0};
@@ -730,7 +759,8 @@ static void client_report(const struct client *client)
 	printf(json ? "}}\n" : "\n");
 }
 
-static bool client_all_ok(const struct client *client)
+static bool
+client_all_ok(const struct client *client)
 {
 	unsigned i;
 
@@ -741,7 +771,8 @@ static bool client_all_ok(const struct client *client)
 	return true;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	static struct client client;
 

@@ -146,7 +146,8 @@ struct backend_stats {
 	uint64_t max_gap_us;
 };
 
-static uint64_t clock_us(clockid_t clock)
+static uint64_t
+clock_us(clockid_t clock)
 {
 	struct timespec ts;
 
@@ -156,7 +157,8 @@ static uint64_t clock_us(clockid_t clock)
 
 static uint64_t now_us(void) { return clock_us(CLOCK_MONOTONIC); }
 
-static void usage(FILE *out)
+static void
+usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: lbhold --connect ADDR PORT --conns N [--interval-ms T]\n"
@@ -164,7 +166,8 @@ static void usage(FILE *out)
 	        "              [--timeout-s S] [--json]\n");
 }
 
-static int options_parse(int argc, char **argv, struct options *opts)
+static int
+options_parse(int argc, char **argv, struct options *opts)
 {
 	static const struct option longopts[] = {
 		{"connect", required_argument, NULL, 'c'},
@@ -204,7 +207,8 @@ static int options_parse(int argc, char **argv, struct options *opts)
 
 /* Changes only: at 10 lines a second per connection, a call per state
  * change would be most of lbhold's system time. */
-static void conn_watch(struct hold *hold, struct conn *conn)
+static void
+conn_watch(struct hold *hold, struct conn *conn)
 {
 	struct epoll_event ev = {.data.u32 = conn->index};
 
@@ -219,13 +223,15 @@ static void conn_watch(struct hold *hold, struct conn *conn)
 	epoll_ctl(hold->epoll_fd, EPOLL_CTL_MOD, conn->fd, &ev);
 }
 
-static void conn_gap(struct conn *conn, uint64_t now)
+static void
+conn_gap(struct conn *conn, uint64_t now)
 {
 	if (conn->last_reply_us != 0 && now - conn->last_reply_us > conn->max_gap_us)
 		conn->max_gap_us = now - conn->last_reply_us;
 }
 
-static void conn_fail(struct hold *hold, struct conn *conn, enum lbhold_error error)
+static void
+conn_fail(struct hold *hold, struct conn *conn, enum lbhold_error error)
 {
 	if (conn->state == CONN_FAILED)
 		return;
@@ -241,7 +247,8 @@ static void conn_fail(struct hold *hold, struct conn *conn, enum lbhold_error er
 	        lbhold_error_names[error]);
 }
 
-static enum lbhold_error error_from_errno(int err)
+static enum lbhold_error
+error_from_errno(int err)
 {
 	switch (err) {
 	case ECONNRESET:
@@ -257,7 +264,8 @@ static enum lbhold_error error_from_errno(int err)
 }
 
 /* Send what is left of the outstanding line. */
-static void conn_flush(struct hold *hold, struct conn *conn)
+static void
+conn_flush(struct hold *hold, struct conn *conn)
 {
 	size_t total = conn->line_len + 1;
 	ssize_t n;
@@ -277,7 +285,8 @@ static void conn_flush(struct hold *hold, struct conn *conn)
 	conn_watch(hold, conn);
 }
 
-static void conn_send(struct hold *hold, struct conn *conn, uint64_t now)
+static void
+conn_send(struct hold *hold, struct conn *conn, uint64_t now)
 {
 	int n = snprintf(conn->line, sizeof(conn->line), "c%u s%llu\n", conn->index,
 	                 (unsigned long long)conn->seq);
@@ -290,7 +299,8 @@ static void conn_send(struct hold *hold, struct conn *conn, uint64_t now)
 }
 
 /* A correct reply: schedule the next line on the connection's cadence. */
-static void conn_answered(struct hold *hold, struct conn *conn, uint64_t now)
+static void
+conn_answered(struct hold *hold, struct conn *conn, uint64_t now)
 {
 	uint64_t interval = (uint64_t)hold->opts.interval_ms * 1000;
 
@@ -309,8 +319,9 @@ static void conn_answered(struct hold *hold, struct conn *conn, uint64_t now)
 }
 
 /* One reply line "NAME LINE", without its newline. */
-static void conn_check_reply(struct hold *hold, struct conn *conn, const char *reply,
-                             size_t len, uint64_t now)
+static void
+conn_check_reply(struct hold *hold, struct conn *conn, const char *reply,
+		 size_t len, uint64_t now)
 {
 	const char *space = memchr(reply, ' ', len);
 	size_t name_len = space ? (size_t)(space - reply) : 0;
@@ -331,7 +342,8 @@ static void conn_check_reply(struct hold *hold, struct conn *conn, const char *r
 	conn_answered(hold, conn, now);
 }
 
-static void conn_read(struct hold *hold, struct conn *conn)
+static void
+conn_read(struct hold *hold, struct conn *conn)
 {
 	size_t room = sizeof(conn->in) - conn->in_len, len;
 	char *newline;
@@ -360,7 +372,8 @@ static void conn_read(struct hold *hold, struct conn *conn)
 		conn_fail(hold, conn, LBHOLD_ERROR_wrong_reply);
 }
 
-static void conn_connected(struct hold *hold, struct conn *conn)
+static void
+conn_connected(struct hold *hold, struct conn *conn)
 {
 	int err = 0;
 	socklen_t len = sizeof(err);
@@ -375,7 +388,8 @@ static void conn_connected(struct hold *hold, struct conn *conn)
 	conn_send(hold, conn, now_us());
 }
 
-static void conn_event(struct hold *hold, struct conn *conn, uint32_t events)
+static void
+conn_event(struct hold *hold, struct conn *conn, uint32_t events)
 {
 	switch (conn->state) {
 	case CONN_CONNECTING:
@@ -395,7 +409,8 @@ static void conn_event(struct hold *hold, struct conn *conn, uint32_t events)
 	}
 }
 
-static int conn_open(struct hold *hold, struct conn *conn)
+static int
+conn_open(struct hold *hold, struct conn *conn)
 {
 	const struct options *opts = &hold->opts;
 	struct epoll_event ev = {.events = EPOLLOUT, .data.u32 = conn->index};
@@ -416,7 +431,8 @@ static int conn_open(struct hold *hold, struct conn *conn)
 
 /* Due lines (with the slack, so that close timers share a wake-up) and dead
  * connections. */
-static void hold_timers(struct hold *hold, uint64_t now)
+static void
+hold_timers(struct hold *hold, uint64_t now)
 {
 	uint64_t dead = (uint64_t)hold->opts.dead_after_ms * 1000;
 	struct conn *conn;
@@ -432,7 +448,8 @@ static void hold_timers(struct hold *hold, uint64_t now)
 	}
 }
 
-static int hold_wait_ms(const struct hold *hold, uint64_t now)
+static int
+hold_wait_ms(const struct hold *hold, uint64_t now)
 {
 	uint64_t dead = (uint64_t)hold->opts.dead_after_ms * 1000, next = hold->deadline_us, t;
 	const struct conn *conn;
@@ -452,7 +469,8 @@ static int hold_wait_ms(const struct hold *hold, uint64_t now)
 	return next <= now ? 0 : (int)((next - now + 999) / 1000);
 }
 
-static int backend_index(struct backend_stats *stats, unsigned *n, const char *name)
+static int
+backend_index(struct backend_stats *stats, unsigned *n, const char *name)
 {
 	unsigned i;
 
@@ -466,7 +484,8 @@ static int backend_index(struct backend_stats *stats, unsigned *n, const char *n
 }
 
 /* Names come from the wire: written as JSON strings, escaped. */
-static void json_string(FILE *out, const char *s)
+static void
+json_string(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (; *s; s++) {
@@ -484,7 +503,8 @@ static void json_string(FILE *out, const char *s)
 
 static unsigned ms(uint64_t us) { return (unsigned)((us + 500) / 1000); }
 
-static void hold_report(const struct hold *hold, FILE *out, bool json)
+static void
+hold_report(const struct hold *hold, FILE *out, bool json)
 {
 	static struct backend_stats stats[LBHOLD_BACKENDS_MAX];
 	unsigned errors[LBHOLD_ERROR_MAX] = {0}, i, nstats = 0, alive = 0;
@@ -545,7 +565,8 @@ static void hold_report(const struct hold *hold, FILE *out, bool json)
 
 /* Write path through path.tmp and a rename: readers see it whole or not at
  * all. With report, the summary goes in; else the file is a marker. */
-static void write_atomic(const struct hold *hold, const char *path, bool report)
+static void
+write_atomic(const struct hold *hold, const char *path, bool report)
 {
 	char tmp[LBHOLD_PATH_MAX];
 	FILE *file;
@@ -564,7 +585,8 @@ static void write_atomic(const struct hold *hold, const char *path, bool report)
 		fprintf(stderr, "lbhold: %s: %s\n", path, strerror(errno));
 }
 
-static void hold_signal(struct hold *hold)
+static void
+hold_signal(struct hold *hold)
 {
 	struct signalfd_siginfo info;
 
@@ -576,7 +598,8 @@ static void hold_signal(struct hold *hold)
 	}
 }
 
-static void hold_check_ready(struct hold *hold)
+static void
+hold_check_ready(struct hold *hold)
 {
 	if (hold->ready)
 		return;
@@ -593,7 +616,8 @@ static void hold_check_ready(struct hold *hold)
 		write_atomic(hold, hold->opts.ready_file, false);
 }
 
-static int hold_run(struct hold *hold)
+static int
+hold_run(struct hold *hold)
 {
 	struct epoll_event events[LBHOLD_EVENTS];
 	uint64_t now;
@@ -618,7 +642,8 @@ static int hold_run(struct hold *hold)
 	return 0;
 }
 
-static int hold_open(struct hold *hold)
+static int
+hold_open(struct hold *hold)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = LBHOLD_SIGNAL_TAG};
 	uint64_t interval = (uint64_t)hold->opts.interval_ms * 1000;
@@ -650,7 +675,8 @@ static int hold_open(struct hold *hold)
 	return 0;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	static struct hold hold;
 	int rc;

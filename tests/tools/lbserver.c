@@ -106,7 +106,8 @@ struct options {
 	unsigned bind_count;
 };
 
-static void usage(FILE *out)
+static void
+usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: lbserver --name NAME --tcp PORT [--udp PORT] [--bind ADDR]...\n"
@@ -115,7 +116,8 @@ static void usage(FILE *out)
 	        "  prints \"ready\" once listening; SIGTERM exits cleanly\n");
 }
 
-static int options_parse(int argc, char **argv, struct options *opts)
+static int
+options_parse(int argc, char **argv, struct options *opts)
 {
 	static const struct option longopts[] = {
 		{"name", required_argument, NULL, 'n'},
@@ -161,7 +163,8 @@ static int options_parse(int argc, char **argv, struct options *opts)
 }
 
 /* Make room for at least need more bytes; 0 or -ENOMEM. */
-static int buffer_reserve(struct buffer *buf, size_t need)
+static int
+buffer_reserve(struct buffer *buf, size_t need)
 {
 	size_t cap;
 	char *data;
@@ -190,7 +193,8 @@ static int buffer_reserve(struct buffer *buf, size_t need)
 	return 0;
 }
 
-static int buffer_append(struct buffer *buf, const char *data, size_t len)
+static int
+buffer_append(struct buffer *buf, const char *data, size_t len)
 {
 	if (buffer_reserve(buf, len) < 0)
 		return -ENOMEM;
@@ -199,12 +203,14 @@ static int buffer_append(struct buffer *buf, const char *data, size_t len)
 	return 0;
 }
 
-static size_t buffer_pending(const struct buffer *buf)
+static size_t
+buffer_pending(const struct buffer *buf)
 {
 	return buf->len - buf->off;
 }
 
-static void connection_close(struct server *server, struct connection *conn)
+static void
+connection_close(struct server *server, struct connection *conn)
 {
 	close(conn->endpoint.fd);
 	free(conn->in.data);
@@ -215,7 +221,8 @@ static void connection_close(struct server *server, struct connection *conn)
 
 /* Queue "NAME line\n" for every complete line; a trailing partial line too
  * when the peer has closed. Returns 0, or -EMSGSIZE for an overlong line. */
-static int connection_answer(struct server *server, struct connection *conn)
+static int
+connection_answer(struct server *server, struct connection *conn)
 {
 	struct buffer *in = &conn->in;
 	char *line, *newline;
@@ -243,7 +250,8 @@ static int connection_answer(struct server *server, struct connection *conn)
 }
 
 /* Send what is queued; 0 (done or would block) or -errno. */
-static int connection_flush(struct connection *conn)
+static int
+connection_flush(struct connection *conn)
 {
 	struct buffer *out = &conn->out;
 	ssize_t sent;
@@ -261,7 +269,8 @@ static int connection_flush(struct connection *conn)
 }
 
 /* Read until the socket would block (or the backlog is high); 0 or -errno. */
-static int connection_fill(struct connection *conn)
+static int
+connection_fill(struct connection *conn)
 {
 	ssize_t got;
 
@@ -285,7 +294,8 @@ static int connection_fill(struct connection *conn)
 }
 
 /* Handle readiness of one connection; closes it when finished or broken. */
-static void connection_service(struct server *server, struct connection *conn)
+static void
+connection_service(struct server *server, struct connection *conn)
 {
 	struct epoll_event ev = {.data.ptr = conn};
 	int err;
@@ -311,7 +321,8 @@ static void connection_service(struct server *server, struct connection *conn)
 	}
 }
 
-static void listener_accept(struct server *server, int listen_fd)
+static void
+listener_accept(struct server *server, int listen_fd)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct connection *conn;
@@ -345,8 +356,9 @@ static void listener_accept(struct server *server, int listen_fd)
 
 /* Copy the datagram's destination (from pktinfo) into the reply's control
  * data as its source, interface left to routing. Returns the control length. */
-static size_t udp_reply_source(struct msghdr *request, char *control,
-                               size_t size)
+static size_t
+udp_reply_source(struct msghdr *request, char *control,
+		 size_t size)
 {
 	struct cmsghdr *in, *out;
 	struct msghdr reply = {.msg_control = control, .msg_controllen = size};
@@ -381,7 +393,8 @@ static size_t udp_reply_source(struct msghdr *request, char *control,
 	return 0;
 }
 
-static void udp_answer(struct server *server, int fd)
+static void
+udp_answer(struct server *server, int fd)
 {
 	static char reply[LBSERVER_NAME_MAX + 1 + 65536];
 	char request_control[256], reply_control[256];
@@ -421,7 +434,8 @@ static void udp_answer(struct server *server, int fd)
 	}
 }
 
-static int socket_options(int fd, int family, int type, bool dual_stack)
+static int
+socket_options(int fd, int family, int type, bool dual_stack)
 {
 	int one = 1, v6only = dual_stack ? 0 : 1;
 
@@ -442,8 +456,9 @@ static int socket_options(int fd, int family, int type, bool dual_stack)
 }
 
 /* Open, bind and register one TCP listener or UDP socket; 0 or -errno. */
-static int server_listen(struct server *server, int type, const char *text,
-                         uint16_t port)
+static int
+server_listen(struct server *server, int type, const char *text,
+	      uint16_t port)
 {
 	struct sockaddr_storage addr;
 	struct epoll_event ev = {.events = EPOLLIN};
@@ -481,7 +496,8 @@ static int server_listen(struct server *server, int type, const char *text,
 	return 0;
 }
 
-static int server_open(struct server *server, const struct options *opts)
+static int
+server_open(struct server *server, const struct options *opts)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &server->signal};
 	unsigned i, count = opts->bind_count ? opts->bind_count : 1;
@@ -514,7 +530,8 @@ static int server_open(struct server *server, const struct options *opts)
 	return 0;
 }
 
-static void server_dispatch(struct server *server, struct endpoint *endpoint)
+static void
+server_dispatch(struct server *server, struct endpoint *endpoint)
 {
 	struct signalfd_siginfo info;
 
@@ -537,7 +554,8 @@ static void server_dispatch(struct server *server, struct endpoint *endpoint)
 	}
 }
 
-static int server_run(struct server *server)
+static int
+server_run(struct server *server)
 {
 	struct epoll_event events[LBSERVER_EVENTS];
 	int i, n;
@@ -554,7 +572,8 @@ static int server_run(struct server *server)
 	return 0;
 }
 
-static void server_report(const struct server *server)
+static void
+server_report(const struct server *server)
 {
 	unsigned i;
 
@@ -565,7 +584,8 @@ static void server_report(const struct server *server)
 	fprintf(stderr, "\n");
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	static struct server server;
 	struct options opts;

@@ -17,7 +17,10 @@
  * entry of every EXPORT_BATCH to FILE as one line (FILE is created if
  * missing), flushed after each batch. A batch that reports events the
  * dataplane lost (its `dropped`) adds a line "# lost N" and a warning on
- * stderr. It ends with status 0 once N new events are recorded (--count) or
+ * stderr. Each batch's entries follow a line "# at US": when lbsync received
+ * it, CLOCK_REALTIME in microseconds (bash's ${EPOCHREALTIME/./}), so a
+ * test can tell when an event was exported at the latest. It ends with
+ * status 0 once N new events are recorded (--count) or
  * on SIGTERM or SIGINT, with 1 once S seconds have passed (--timeout-s,
  * default 60; 0: no limit). A summary goes to stderr.
  *
@@ -99,7 +102,8 @@ struct record {
 	size_t line;
 };
 
-static void usage(FILE *out)
+static void
+usage(FILE *out)
 {
 	fprintf(out,
 		"usage: lbsync [--service NAME] record --out FILE [--count N] [--timeout-s S]\n"
@@ -107,7 +111,8 @@ static void usage(FILE *out)
 		"                                       [--closes]\n");
 }
 
-static int parse_unsigned(const char *text, unsigned long max, unsigned long *value)
+static int
+parse_unsigned(const char *text, unsigned long max, unsigned long *value)
 {
 	char *end;
 	unsigned long v;
@@ -123,8 +128,9 @@ static int parse_unsigned(const char *text, unsigned long max, unsigned long *va
 }
 
 /* A number for option name, 1..max (0..max when zero_ok); 0 or -EINVAL. */
-static int option_number(const char *name, const char *text, unsigned long max,
-			 bool zero_ok, unsigned long *value)
+static int
+option_number(const char *name, const char *text, unsigned long max,
+	      bool zero_ok, unsigned long *value)
 {
 	if (parse_unsigned(text, max, value) == 0 && (zero_ok || *value > 0))
 		return 0;
@@ -134,7 +140,8 @@ static int option_number(const char *name, const char *text, unsigned long max,
 }
 
 /* Whether option name belongs to the mode (record or import). */
-static int option_of(const struct options *o, const char *name, bool for_record)
+static int
+option_of(const struct options *o, const char *name, bool for_record)
 {
 	if (o->record == for_record)
 		return 0;
@@ -144,15 +151,17 @@ static int option_of(const struct options *o, const char *name, bool for_record)
 }
 
 /* optarg as the number of option name of a mode; 0 or -EINVAL. */
-static int mode_number(const struct options *o, const char *name, bool for_record,
-		       unsigned long max, bool zero_ok, unsigned long *value)
+static int
+mode_number(const struct options *o, const char *name, bool for_record,
+	    unsigned long max, bool zero_ok, unsigned long *value)
 {
 	if (option_of(o, name, for_record) < 0)
 		return -EINVAL;
 	return option_number(name, optarg, max, zero_ok, value);
 }
 
-static int options_mode(int argc, char **argv, struct options *o)
+static int
+options_mode(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
 		{"out", required_argument, NULL, 'o'},
@@ -212,7 +221,8 @@ static int options_mode(int argc, char **argv, struct options *o)
 	return err;
 }
 
-static int options_parse(int argc, char **argv, struct options *o)
+static int
+options_parse(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
 		{"service", required_argument, NULL, 's'},
@@ -244,7 +254,8 @@ static int options_parse(int argc, char **argv, struct options *o)
 	return options_mode(argc - optind, argv + optind, o);
 }
 
-static int64_t now_ms(void)
+static int64_t
+now_ms(void)
 {
 	struct timespec ts;
 
@@ -252,7 +263,8 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int ipc_error(const struct options *o, const char *what, int rc)
+static int
+ipc_error(const struct options *o, const char *what, int rc)
 {
 	char buf[256];
 
@@ -262,8 +274,9 @@ static int ipc_error(const struct options *o, const char *what, int rc)
 }
 
 /* One request whose answer must be the plain acknowledgement (ERROR 0). */
-static int request_ack(const struct options *o, struct ipc_client *c,
-		       const struct wire_ctl_msg *req, const char *what)
+static int
+request_ack(const struct options *o, struct ipc_client *c,
+	    const struct wire_ctl_msg *req, const char *what)
 {
 	struct wire_ctl_msg resp;
 	int rc = ipc_client_request(c, req, &resp, IPC_CLIENT_TIMEOUT_DEFAULT_MS);
@@ -282,14 +295,16 @@ static int request_ack(const struct options *o, struct ipc_client *c,
 
 /* ---------------------------------------------------------------- record */
 
-static const char *addr_str(uint8_t family, const uint8_t *addr, char *buf, size_t len)
+static const char *
+addr_str(uint8_t family, const uint8_t *addr, char *buf, size_t len)
 {
 	if (inet_ntop(family, addr, buf, (socklen_t)len) == NULL)
 		snprintf(buf, len, "?");
 	return buf;
 }
 
-static void flags_str(uint32_t flags, char *buf, size_t len)
+static void
+flags_str(uint32_t flags, char *buf, size_t len)
 {
 	size_t n = 0;
 
@@ -302,7 +317,8 @@ static void flags_str(uint32_t flags, char *buf, size_t len)
 		snprintf(buf, len, "-");
 }
 
-static void record_line(FILE *out, enum wire_flow_event event, const struct wire_flow *f)
+static void
+record_line(FILE *out, enum wire_flow_event event, const struct wire_flow *f)
 {
 	char vip[INET6_ADDRSTRLEN], client[INET6_ADDRSTRLEN], backend[INET6_ADDRSTRLEN];
 	char flags[LBSYNC_FLAGS_MAX];
@@ -324,12 +340,17 @@ struct recorder {
 };
 
 /* Write one event message to the file; 0 or -errno. */
-static int record_batch(struct recorder *r, const struct wire_ctl_msg *m)
+static int
+record_batch(struct recorder *r, const struct wire_ctl_msg *m)
 {
+	struct timespec now;
+
 	if (m->kind != WIRE_CTL_EXPORT_BATCH) {
 		r->ignored++;
 		return 0;
 	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	fprintf(r->out, "# at %lld\n", (long long)now.tv_sec * 1000000 + now.tv_nsec / 1000);
 	if (m->flows.dropped > 0) {
 		fprintf(r->out, "# lost %llu\n", (unsigned long long)m->flows.dropped);
 		fprintf(stderr, "lbsync: the dataplane lost %llu flow events\n",
@@ -345,7 +366,8 @@ static int record_batch(struct recorder *r, const struct wire_ctl_msg *m)
 }
 
 /* Every event waiting on c; 0 once none is left, or -errno. */
-static int record_drain(const struct options *o, struct ipc_client *c, struct recorder *r)
+static int
+record_drain(const struct options *o, struct ipc_client *c, struct recorder *r)
 {
 	for (;;) {
 		struct wire_ctl_msg m;
@@ -367,7 +389,8 @@ static int record_drain(const struct options *o, struct ipc_client *c, struct re
 }
 
 /* Block SIGTERM and SIGINT and read them from a descriptor instead. */
-static int signal_fd(void)
+static int
+signal_fd(void)
 {
 	sigset_t mask;
 
@@ -380,7 +403,8 @@ static int signal_fd(void)
 }
 
 /* Poll the events and the signals until done; the exit status. */
-static int record_loop(const struct options *o, struct ipc_client *c, struct recorder *r)
+static int
+record_loop(const struct options *o, struct ipc_client *c, struct recorder *r)
 {
 	int64_t deadline = o->timeout_s ? now_ms() + o->timeout_s * 1000ll : -1;
 	struct pollfd pfd[2] = {
@@ -417,7 +441,8 @@ static int record_loop(const struct options *o, struct ipc_client *c, struct rec
 	return 0;
 }
 
-static int record(const struct options *o)
+static int
+record(const struct options *o)
 {
 	struct wire_ctl_msg req = { .kind = WIRE_CTL_EXPORT_SUBSCRIBE };
 	struct recorder r = { .out = fopen(o->file, "a") };
@@ -456,7 +481,8 @@ static int record(const struct options *o)
 /* ---------------------------------------------------------------- import */
 
 /* An address into addr (16 bytes, zeroed); its AF_ family, or 0. */
-static uint8_t parse_addr(const char *text, uint8_t *addr)
+static uint8_t
+parse_addr(const char *text, uint8_t *addr)
 {
 	memset(addr, 0, WIRE_ADDR_MAX);
 	if (inet_pton(AF_INET, text, addr) == 1)
@@ -466,7 +492,8 @@ static uint8_t parse_addr(const char *text, uint8_t *addr)
 	return 0;
 }
 
-static int parse_port(const char *text, uint16_t *port)
+static int
+parse_port(const char *text, uint16_t *port)
 {
 	unsigned long v;
 
@@ -476,7 +503,8 @@ static int parse_port(const char *text, uint16_t *port)
 	return 0;
 }
 
-static int parse_flags(char *text, uint8_t *flags)
+static int
+parse_flags(char *text, uint8_t *flags)
 {
 	char *save = NULL;
 
@@ -496,7 +524,8 @@ static int parse_flags(char *text, uint8_t *flags)
 }
 
 /* Parse one line's fields into *r; NULL, or what is wrong. */
-static const char *parse_record(char **w, struct record *r)
+static const char *
+parse_record(char **w, struct record *r)
 {
 	struct wire_flow *f = &r->flow;
 	unsigned long v;
@@ -529,7 +558,8 @@ static const char *parse_record(char **w, struct record *r)
 }
 
 /* Split line into exactly LBSYNC_FIELDS words; false if the count differs. */
-static bool split_line(char *line, char **w)
+static bool
+split_line(char *line, char **w)
 {
 	char *save = NULL, *word;
 	int n = 0;
@@ -544,7 +574,8 @@ static bool split_line(char *line, char **w)
 }
 
 /* Every record of the file into *out (malloc'd, *n of them); 0 or 1. */
-static int read_records(const char *path, struct record **out, size_t *n)
+static int
+read_records(const char *path, struct record **out, size_t *n)
 {
 	FILE *in = fopen(path, "r");
 	struct record *v = NULL;
@@ -591,7 +622,8 @@ static int read_records(const char *path, struct record **out, size_t *n)
 }
 
 /* Flow key order, then line order: a flow's last event ends its run. */
-static int record_cmp(const void *a, const void *b)
+static int
+record_cmp(const void *a, const void *b)
 {
 	const struct record *x = a, *y = b;
 	const struct wire_flow *f = &x->flow, *g = &y->flow;
@@ -612,7 +644,8 @@ static int record_cmp(const void *a, const void *b)
 	return x->line < y->line ? -1 : x->line > y->line;
 }
 
-static bool same_flow(const struct record *x, const struct record *y)
+static bool
+same_flow(const struct record *x, const struct record *y)
 {
 	struct record a = *x, b = *y;
 
@@ -630,7 +663,8 @@ struct importer {
 };
 
 /* Send the pending batch, if any; 0 or the exit status. */
-static int import_flush(struct importer *im)
+static int
+import_flush(struct importer *im)
 {
 	struct wire_ctl_msg req = { .kind = WIRE_CTL_IMPORT_BATCH };
 	int status;
@@ -650,7 +684,8 @@ static int import_flush(struct importer *im)
 }
 
 /* Queue one entry of event ev; sends a full batch first. 0 or the status. */
-static int import_add(struct importer *im, enum wire_flow_event ev, const struct wire_flow *f)
+static int
+import_add(struct importer *im, enum wire_flow_event ev, const struct wire_flow *f)
 {
 	size_t size = wire_flow_encoded_size(f);
 	int status = 0;
@@ -665,7 +700,8 @@ static int import_add(struct importer *im, enum wire_flow_event ev, const struct
 	return status;
 }
 
-static int import_records(struct importer *im, struct record *v, size_t n, size_t *closed)
+static int
+import_records(struct importer *im, struct record *v, size_t n, size_t *closed)
 {
 	int status = 0;
 
@@ -692,7 +728,8 @@ static int import_records(struct importer *im, struct record *v, size_t n, size_
 	return status != 0 ? status : import_flush(im);
 }
 
-static int import(const struct options *o)
+static int
+import(const struct options *o)
 {
 	struct importer im = { .o = o };
 	struct record *v = NULL;
@@ -725,7 +762,8 @@ static int import(const struct options *o)
 	return status;
 }
 
-int main(int argc, char **argv)
+int
+main(int argc, char **argv)
 {
 	struct options o;
 

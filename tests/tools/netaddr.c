@@ -8,8 +8,9 @@
 #include <string.h>
 #include <sys/resource.h>
 
-int netaddr_parse(const char *text, uint16_t port,
-                  struct sockaddr_storage *addr, socklen_t *len)
+int
+netaddr_parse(const char *text, uint16_t port,
+	      struct sockaddr_storage *addr, socklen_t *len)
 {
 	struct sockaddr_in *sin = (struct sockaddr_in *)addr;
 	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)addr;
@@ -30,7 +31,8 @@ int netaddr_parse(const char *text, uint16_t port,
 	return -EINVAL;
 }
 
-int netaddr_parse_port(const char *text, uint16_t *port)
+int
+netaddr_parse_port(const char *text, uint16_t *port)
 {
 	char *end;
 	unsigned long value;
@@ -44,7 +46,8 @@ int netaddr_parse_port(const char *text, uint16_t *port)
 	return 0;
 }
 
-int netaddr_parse_unsigned(const char *text, unsigned min, unsigned max, unsigned *value)
+int
+netaddr_parse_unsigned(const char *text, unsigned min, unsigned max, unsigned *value)
 {
 	char *end;
 	unsigned long v;
@@ -57,8 +60,9 @@ int netaddr_parse_unsigned(const char *text, unsigned min, unsigned max, unsigne
 	return 0;
 }
 
-int netaddr_parse_connect(int argc, char **argv, struct sockaddr_storage *addr,
-                          socklen_t *len)
+int
+netaddr_parse_connect(int argc, char **argv, struct sockaddr_storage *addr,
+		      socklen_t *len)
 {
 	uint16_t port;
 
@@ -69,7 +73,8 @@ int netaddr_parse_connect(int argc, char **argv, struct sockaddr_storage *addr,
 	return 0;
 }
 
-void netaddr_raise_fd_limit(void)
+void
+netaddr_raise_fd_limit(void)
 {
 	struct rlimit limit;
 
@@ -79,8 +84,9 @@ void netaddr_raise_fd_limit(void)
 	}
 }
 
-const char *netaddr_format(const struct sockaddr_storage *addr,
-                           char *buf, size_t size)
+const char *
+netaddr_format(const struct sockaddr_storage *addr,
+	       char *buf, size_t size)
 {
 	const void *raw;
 

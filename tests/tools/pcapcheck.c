@@ -28,8 +28,21 @@
  *     the requester (a solicitation from :: to all-nodes, solicited flag
  *     clear), hop limit 255, override set, checksum right;
  *   - an ARP request or a solicitation from the port's MAC and the node's
- *     address for a gateway of a "neigh" line (broadcast; solicited-node
- *     multicast with a source link-layer option).
+ *     address for a gateway of a "neigh" line or a peer of a "bfd peer"
+ *     line (broadcast; solicited-node multicast with a source link-layer
+ *     option);
+ *   - a BFD control packet (RFC 5880, 5881) to a peer of a "bfd peer"
+ *     line, at its MAC, from the port's MAC and the node's address: TTL /
+ *     hop limit 255, IPv4 header and UDP checksums right, one source port
+ *     of 49152..65535 per session, to port 3784; version 1, 24 bytes, no
+ *     flags, Down with diag 6 (Concatenated Path Down: the node is not
+ *     serving), the config's multiplier, my discriminator the session's
+ *     ("bfd local", from maglbctl bfd), your discriminator 0 or the one
+ *     the peer sent ("bfd session"), desired min TX 1 s (RFC 5880 6.8.3:
+ *     not Up), required min RX the config's interval, echo 0; with a "bfd
+ *     auth" line 52 bytes, the A flag only, a Meticulous Keyed SHA-1
+ *     section under the config's key id whose sequence numbers go up by
+ *     one (its digest unchecked); every peer gets one at least.
  * With a "vlan VID" line every output frame carries exactly one 802.1Q tag,
  * VID and priority 0 (checked, then set aside with the inputs' tags).
  * Every "fwd" input comes out exactly once, every "reply" input is answered
@@ -63,6 +76,8 @@
  *   malformed  only the good packet came out;
  *   neigh*   only the answers to the frames for the node's addresses, and
  *            solicitations for the gateways, came out;
+ *   bfd*     only the dataplane's own BFD packets and solicitations for
+ *            the peers came out (bfd_off: nothing);
  *   martian  only the good packets came out;
  *   vlan     the tagged packets as above, each tagged;
  *   jumbo    replies quoting the jumbo frames' start, l2 frames whole.
@@ -186,6 +201,18 @@ struct input {
 	unsigned n_pieces;          /* frag: fragments seen (may pass PIECES_MAX) */
 };
 
+/* A BFD peer of the config ("bfd peer" lines) and its packets out. */
+struct bfd_peer {
+	struct addr addr;
+	uint8_t mac[6];
+	uint32_t remote;            /* "bfd session": the discriminator it sent */
+	uint32_t local;             /* "bfd local": the session's own */
+	bool has_local;
+	unsigned seen;              /* packets out to it */
+	uint16_t sport;             /* their source port */
+	uint32_t seq;               /* with auth: the last one's sequence number */
+};
+
 struct check {
 	char scenario[NAME_MAX_LEN];
 	uint8_t port_mac[6], router_mac[6], gateway_mac[6];
@@ -194,6 +221,11 @@ struct check {
 	unsigned vlan;              /* the port's VLAN; 0: untagged */
 	struct addr neigh[NEIGH_MAX];   /* gateways the dataplane resolves */
 	unsigned n_neigh;
+	struct bfd_peer bfd[NEIGH_MAX];
+	unsigned n_bfd;
+	unsigned bfd_interval_ms, bfd_mult;
+	bool bfd_auth;              /* "bfd auth": Meticulous Keyed SHA-1 */
+	unsigned bfd_key_id;
 	uint8_t ids[65536 / 8];     /* outer IPv4 IDs seen without DF */
 	struct vip vips[VIPS_MAX];
 	unsigned n_vips;
@@ -203,7 +235,7 @@ struct check {
 	unsigned n_out;
 	unsigned errors;
 	unsigned gre, l2, replies, pieces;
-	unsigned arp_replies, nd_adverts, solicits;
+	unsigned arp_replies, nd_adverts, solicits, bfd_out;
 };
 
 static void
@@ -320,6 +352,57 @@ parse_vip(struct check *c, char *line, unsigned lineno)
 	c->n_vips++;
 }
 
+/* --------------------------------------------------------------- BFD */
+
+/* "bfd peer|interval|multiplier|session|local ..." after "bfd ". */
+static void
+parse_bfd(struct check *c, const char *line, unsigned lineno)
+{
+	char what[16] = "", a[64] = "", b[64] = "", state[16] = "";
+	unsigned n = 0, pin = 0, remote = 0, rmult = 0;
+	struct addr addr;
+	struct bfd_peer *peer = NULL;
+
+	if (sscanf(line, "%15s %63s %63s", what, a, b) < 2)
+		die("expect:%u: bad bfd line", lineno);
+	if (strcmp(what, "auth") == 0) {
+		if (sscanf(a, "%u", &c->bfd_key_id) != 1 || c->bfd_key_id > 255)
+			die("expect:%u: bad bfd auth line", lineno);
+		c->bfd_auth = true;
+		return;
+	}
+	if (strcmp(what, "interval") == 0 || strcmp(what, "multiplier") == 0) {
+		if (sscanf(a, "%u", &n) != 1 || n == 0)
+			die("expect:%u: bad bfd %s", lineno, what);
+		*(what[0] == 'i' ? &c->bfd_interval_ms : &c->bfd_mult) = n;
+		return;
+	}
+	if (!addr_parse(a, &addr))
+		die("expect:%u: bad bfd peer address", lineno);
+	for (unsigned i = 0; i < c->n_bfd; i++)
+		if (addr_eq(&c->bfd[i].addr, &addr))
+			peer = &c->bfd[i];
+	if (strcmp(what, "peer") == 0) {
+		if (peer != NULL || c->n_bfd == NEIGH_MAX || c->n_neigh == NEIGH_MAX ||
+		    !mac_parse(b, c->bfd[c->n_bfd].mac))
+			die("expect:%u: bad bfd peer line", lineno);
+		c->bfd[c->n_bfd++].addr = addr;
+		c->neigh[c->n_neigh++] = addr;      /* a wanted neighbour: solicited */
+	} else if (peer == NULL) {
+		die("expect:%u: bfd %s of no peer", lineno, what);
+	} else if (strcmp(what, "session") == 0) {
+		if (sscanf(line, "%*s %*s %15s %u %u %u", state, &pin, &remote, &rmult) != 4)
+			die("expect:%u: bad bfd session line", lineno);
+		peer->remote = remote;
+	} else if (strcmp(what, "local") == 0) {
+		if (sscanf(b, "%u", &peer->local) != 1 || peer->local == 0)
+			die("expect:%u: bad bfd local line", lineno);
+		peer->has_local = true;
+	} else {
+		die("expect:%u: bad bfd line '%s'", lineno, what);
+	}
+}
+
 /* "pkt N FATE [ARG] # desc" after "pkt ". */
 static void
 parse_pkt(struct check *c, char *line, const char *desc, unsigned lineno)
@@ -389,6 +472,8 @@ parse_line(struct check *c, char *line, unsigned lineno)
 		parse_vip(c, line + 4, lineno);
 	} else if (strncmp(line, "pkt ", 4) == 0) {
 		parse_pkt(c, line + 4, desc, lineno);
+	} else if (strncmp(line, "bfd ", 4) == 0) {
+		parse_bfd(c, line + 4, lineno);
 	}
 	/* counter and control lines are check_pcap.sh's */
 }
@@ -1191,6 +1276,157 @@ output_nd(struct check *c, unsigned k, const uint8_t *ip, uint32_t avail)
 		     "the gateway's solicited-node address", k + 1);
 }
 
+/* The peer at address a, or NULL. */
+static struct bfd_peer *
+bfd_peer_of(struct check *c, const struct addr *a)
+{
+	for (unsigned i = 0; i < c->n_bfd; i++)
+		if (addr_eq(&c->bfd[i].addr, a))
+			return &c->bfd[i];
+	return NULL;
+}
+
+/*
+ * With auth, what is wrong with the auth section of p (52 bytes): Meticulous
+ * Keyed SHA-1 under the config's key id, each packet's sequence number one
+ * past the last's (RFC 5880 6.7.4; one more for each packet the dataplane
+ * could not send). The digest is not checked here.
+ */
+static const char *
+bfd_auth_wrong(const struct check *c, struct bfd_peer *peer, const uint8_t *p)
+{
+	uint32_t seq = get32(p + 28), last = peer->seq;
+
+	peer->seq = seq;
+	if (p[24] != 5 || p[25] != 28)
+		return "auth section not Meticulous Keyed SHA-1 (type 5, 28 bytes)";
+	if (p[26] != c->bfd_key_id || p[27] != 0)
+		return "auth key id not the config's, or the reserved byte not 0";
+	if (peer->seen > 1 && (seq - last - 1u) >= 16)
+		return "sequence number not one past the last packet's";
+	return NULL;
+}
+
+/* What is wrong with the control packet p[0..len) to peer; NULL if nothing.
+ * Not serving, never Up: Down, diag 6, the slow TX (RFC 5880 6.8.3). */
+static const char *
+bfd_packet_wrong(const struct check *c, struct bfd_peer *peer, const uint8_t *p,
+		 uint32_t len)
+{
+	uint32_t your = get32(p + 8), tx = c->bfd_interval_ms * 1000u;
+	uint32_t want = c->bfd_auth ? 52 : 24;
+
+	if (len != want || p[3] != want)
+		return c->bfd_auth ? "not 52 bytes, or its length field not 52" :
+				     "not 24 bytes, or its length field not 24";
+	if (p[0] >> 5 != 1)
+		return "version not 1";
+	if ((p[0] & 0x1f) != 6)
+		return "diag not 6 (Concatenated Path Down: the node is not serving)";
+	if (p[1] >> 6 != 1)
+		return "state not Down";
+	if ((p[1] & 0x3f) != (c->bfd_auth ? 0x04 : 0))
+		return c->bfd_auth ? "flags other than A set (P, F, C, D or M)" :
+				     "flags set (P, F, C, A, D or M), none expected";
+	if (p[2] != c->bfd_mult)
+		return "detect multiplier not the config's";
+	if (get32(p + 4) == 0 || (peer->has_local && get32(p + 4) != peer->local))
+		return "my discriminator 0 or not the session's (maglbctl bfd)";
+	if (your != 0 && your != peer->remote)
+		return "your discriminator neither 0 nor the one the peer sent";
+	if (get32(p + 12) != (tx > 1000000 ? tx : 1000000))
+		return "desired min TX not 1 s (or the interval, if longer) while Down";
+	if (get32(p + 16) != tx)
+		return "required min RX not the config's interval";
+	if (get32(p + 20) != 0)
+		return "required min echo RX not 0";
+	return c->bfd_auth ? bfd_auth_wrong(c, peer, p) : NULL;
+}
+
+/*
+ * Output frame k is UDP to port 3784: one of the dataplane's BFD packets,
+ * to a peer of the bfd lines at its MAC, from the port and the node's
+ * address, TTL / hop limit 255 (RFC 5881 5), one source port of
+ * 49152..65535 per session (RFC 5881 4), checksums right.
+ */
+static void
+output_bfd(struct check *c, unsigned k, int fam, const uint8_t *ip, uint32_t avail)
+{
+	const struct frame *f = &c->out[k];
+	bool v4 = fam == AF_INET;
+	uint32_t hl = v4 ? (ip[0] & 0xfu) * 4u : IP6_LEN;
+	uint32_t total = v4 ? get16(ip + 2) : IP6_LEN + (uint32_t)get16(ip + 4);
+	struct addr src = addr_at(fam, ip + (v4 ? 12 : 8)), dst = addr_at(fam, ip + (v4 ? 16 : 24));
+	const struct addr *node = v4 ? &c->node4 : &c->node6;
+	struct bfd_peer *peer = bfd_peer_of(c, &dst);
+	const uint8_t *udp = ip + hl;
+	uint32_t sum, ulen;
+	const char *why;
+	char a[INET6_ADDRSTRLEN];
+
+	if (peer == NULL) {
+		fail(c, "output frame %u: BFD to %s, no peer", k + 1, addr_str(&dst, a, sizeof(a)));
+		return;
+	}
+	c->bfd_out++;
+	peer->seen++;
+	if (total > avail || total < hl + 8 || (ulen = get16(udp + 4)) != total - hl ||
+	    ulen < 8) {
+		fail(c, "output frame %u: BFD to %s: IP or UDP length wrong", k + 1,
+		     addr_str(&dst, a, sizeof(a)));
+		return;
+	}
+	if (memcmp(f->b, peer->mac, 6) != 0 || memcmp(f->b + 6, c->port_mac, 6) != 0)
+		fail(c, "output frame %u: BFD to %s not from the port's MAC to the peer's", k + 1,
+		     addr_str(&dst, a, sizeof(a)));
+	if (!addr_eq(&src, node))
+		fail(c, "output frame %u: BFD not from the node's address", k + 1);
+	if (v4 && (hl != IP4_LEN || !csum_ok(sum16(0, ip, hl))))
+		fail(c, "output frame %u: BFD: IPv4 header length or checksum wrong", k + 1);
+	if (ip[v4 ? 8 : 7] != 255)
+		fail(c, "output frame %u: BFD with TTL / hop limit %u, not 255", k + 1,
+		     ip[v4 ? 8 : 7]);
+	sum = sum16(sum16(0, ip + (v4 ? 12 : 8), v4 ? 4 : 16), ip + (v4 ? 16 : 24), v4 ? 4 : 16);
+	if (get16(udp + 6) == 0 || !csum_ok(sum16(sum + PROTO_UDP + ulen, udp, ulen)))
+		fail(c, "output frame %u: BFD: UDP checksum wrong or none", k + 1);
+	if (get16(udp) < 49152)
+		fail(c, "output frame %u: BFD from source port %u, below 49152", k + 1,
+		     get16(udp));
+	if (peer->seen > 1 && get16(udp) != peer->sport)
+		fail(c, "output frame %u: BFD to %s from source port %u, before %u", k + 1,
+		     addr_str(&dst, a, sizeof(a)), get16(udp), peer->sport);
+	for (unsigned i = 0; i < c->n_bfd; i++)
+		if (&c->bfd[i] != peer && c->bfd[i].seen > 0 && c->bfd[i].sport == get16(udp))
+			fail(c, "output frame %u: BFD source port %u shared by two sessions",
+			     k + 1, get16(udp));
+	peer->sport = get16(udp);
+	why = bfd_packet_wrong(c, peer, udp + 8, ulen - 8);
+	if (why != NULL)
+		fail(c, "output frame %u: BFD to %s: %s", k + 1, addr_str(&dst, a, sizeof(a)), why);
+}
+
+/* Output frame k (IP of family fam at ip) is UDP to the BFD port. */
+static bool
+is_bfd_output(int fam, const uint8_t *ip, uint32_t avail)
+{
+	uint32_t hl = fam == AF_INET ? (ip[0] & 0xfu) * 4u : IP6_LEN;
+
+	return fam != 0 && ip[fam == AF_INET ? 9 : 6] == PROTO_UDP && avail >= hl + 8 &&
+	       get16(ip + hl + 2) == 3784;
+}
+
+/* Every peer got a packet at least: the checks above ran. */
+static void
+check_bfd_peers(struct check *c)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	for (unsigned i = 0; i < c->n_bfd; i++)
+		if (c->bfd[i].seen == 0)
+			fail(c, "no BFD packet to peer %s came out",
+			     addr_str(&c->bfd[i].addr, a, sizeof(a)));
+}
+
 /* With a "vlan" line: output frame k carries the port's tag, set aside. */
 static bool
 output_untag(struct check *c, unsigned k)
@@ -1225,6 +1461,8 @@ classify_outputs(struct check *c)
 		else if (fam == AF_INET6 && ip[6] == PROTO_ICMP6 && avail > IP6_LEN &&
 			 (ip[IP6_LEN] == ND_NS || ip[IP6_LEN] == ND_NA))
 			output_nd(c, k, ip, avail);
+		else if (is_bfd_output(fam, ip, avail))
+			output_bfd(c, k, fam, ip, avail);
 		else if (fam == AF_INET && ip[9] == PROTO_GRE)
 			output_gre(c, k, fam, ip, avail);
 		else if (fam == AF_INET6 && ip[6] == PROTO_GRE)
@@ -1554,11 +1792,12 @@ main(int argc, char **argv)
 	check_fragments(&c);
 	check_groups(&c);
 	check_spread(&c);
+	check_bfd_peers(&c);
 	if (strcmp(c.scenario, "icmp") == 0)
 		check_icmp_flows(&c);
 	printf("  output: %u GRE (%u fragments), %u L2, %u too-big replies, %u ARP replies, "
-	       "%u NAs, %u solicitations\n", c.gre, c.pieces, c.l2, c.replies, c.arp_replies,
-	       c.nd_adverts, c.solicits);
+	       "%u NAs, %u solicitations, %u BFD\n", c.gre, c.pieces, c.l2, c.replies,
+	       c.arp_replies, c.nd_adverts, c.solicits, c.bfd_out);
 	if (c.arp_replies + c.nd_adverts != answer)
 		fail(&c, "%u ARP replies and NAs, %u frames to answer", c.arp_replies + c.nd_adverts,
 		     answer);

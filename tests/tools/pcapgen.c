@@ -26,8 +26,9 @@
  *              exactly fits (not fragmented), and a piece whose fragments
  *              would pass the 13-bit offset (dropped: CANNOT_FRAGMENT)
  *   mutated    the frames of frags4, frags6, icmp, toobig, malformed,
- *              martian and jumbo with 1 to 4 random bytes each (fixed
- *              seed): fate "any", every frame counted exactly once
+ *              martian, jumbo and bfd (its peers configured) with 1 to 4
+ *              random bytes each (fixed seed): fate "any", every frame
+ *              counted exactly once
  *   malformed  truncated and malformed frames of every kind the parser
  *              knows (and tags on a port without a VLAN), then one good
  *              packet
@@ -62,6 +63,24 @@
  *              nothing, not even a CLOSE); to a VIP with sync_after_packets
  *              4, connections of 5 packets (a NEW at the 4th) and of 3
  *              (nothing)
+ *   bfd        BFD (RFC 5880, 5881) with two peers of the config's bfd
+ *              section, on a node that is not serving (sessions Down): the
+ *              peers' ARP reply and NA (learnt: the dataplane's own BFD
+ *              packets go out to them), one valid Down packet from the
+ *              IPv4 peer (taken), then one packet per drop reason a frame
+ *              can cause without auth (all but WRONG_PEER, whose
+ *              discriminator is random at each start, and the AUTH_* ones
+ *              past AUTH_UNEXPECTED), IPv6 ones, UDP checksums wrong
+ *              (BFD_BAD_UDP), BFD to an address neither the node's nor a
+ *              VIP's and to the multihop port (NOT_VIP); the sessions must
+ *              end as the valid packet left them
+ *   bfd_off    BFD to the node with no bfd section (BFD_NO_SESSION, also
+ *              with a UDP checksum wrong: no session is checked first)
+ *   bfd_auth   the bfd peers with Meticulous Keyed SHA-1 (SHA-1 written
+ *              here): a signed Down packet taken, then one packet per auth
+ *              drop reason (missing, type, length, key id, a replayed and
+ *              a too-far sequence number, a digest with another key and
+ *              one of noise); the session as the signed packet left it
  *
  * Every frame goes from ROUTER_MAC to the dataplane's port (ARP and ND
  * frames: from their sender, to broadcast or multicast as the case may be):
@@ -103,7 +122,20 @@
  *                                   thread (SLOW_PATH), which counts it once
  *                                   as OUTCOME: SLOW_ANSWERED (an ARP reply
  *                                   or NA goes back), SLOW_LEARNT,
- *                                   SLOW_IGNORED, or a refusal
+ *                                   SLOW_IGNORED, or a refusal; a BFD
+ *                                   frame BFD_ACCEPTED, BFD_NO_SESSION,
+ *                                   BFD_BAD_UDP or bfd:DROP (the BFD drop
+ *                                   reason DROP, counters scope "bfd")
+ *   bfd peer ADDR MAC               the config's bfd section has peer ADDR;
+ *                                   the dataplane solicits it, learns MAC
+ *                                   and sends it its BFD packets
+ *   bfd interval MS                 the section's interval_ms
+ *   bfd multiplier N                its multiplier
+ *   bfd auth KEY_ID KEY             its auth section (Meticulous Keyed SHA-1)
+ *   bfd session ADDR STATE IN REMOTE RMULT   at the end, maglbctl bfd shows
+ *                                   ADDR's session in STATE with IN packets
+ *                                   taken, remote discriminator REMOTE and
+ *                                   remote multiplier RMULT
  *   counter NAME VALUE              an event counter's expected total
  *   control NAME VALUE              a control counter's (scope "control")
  *
@@ -1902,6 +1934,416 @@ scenario_jumbo(struct gen *g)
 		"a small good packet, last");
 }
 
+/* -------------------------------------------------------------- bfd */
+
+/*
+ * BFD control packets (RFC 5880 4.1, RFC 5881), written here from the RFC
+ * and not with the dataplane's writer: version 1, 24 bytes, then with A an
+ * auth section (RFC 5880 4.4: type, length, key id, reserved, sequence,
+ * digest).
+ */
+enum {
+	BFD_PORT = 3784,
+	BFD_MULTIHOP_PORT = 4784,       /* RFC 5883: not single hop, not ours */
+	BFD_LEN = 24,
+	BFD_AUTH_SHA1_LEN = 28,
+	BFD_SPORT = 49200,              /* RFC 5881 4: 49152..65535 */
+	BFD_INTERVAL_MS = 300,          /* the config's interval_ms */
+	BFD_MULT = 3,                   /* the config's multiplier */
+	BFD_DOWN = 1,                   /* RFC 5880 4.1 states */
+	BFD_UP = 3,
+	BFD_F_MULTIPOINT = 0x01,
+	BFD_F_AUTH = 0x04,
+	BFD_F_FINAL = 0x10,
+	BFD_F_POLL = 0x20,
+	/* the valid packet's My Discriminator: the session must keep it */
+	BFD_PEER_DISCR = 0x0bfd0004,
+	/* a Your Discriminator with a low byte 0 names no session (the
+	 * dataplane's are random above the low byte, session + 1 in it) */
+	BFD_NO_DISCR = 0x7fffff00,
+	/* the valid packet's Desired Min TX, 60 s: detection takes 3 x 60 s,
+	 * so the session remembers the remote for the whole run */
+	BFD_PEER_TX_US = 60000000,
+	BFD_PEER_RX_US = 1000000,
+};
+
+static const char BFD_PEER4[] = "198.18.0.2";
+static const char BFD_PEER6[] = "2001:db8::2";
+static const char BFD_PEER4_MAC[] = "02:00:00:00:00:b4";
+static const char BFD_PEER6_MAC[] = "02:00:00:00:00:b6";
+
+/* Everything of a control packet a frame varies. */
+struct bfd_msg {
+	uint8_t version;            /* 0: 1 */
+	uint8_t state;
+	uint8_t flags;
+	uint8_t mult;
+	int length;                 /* the length field; 0: the packet's, -1: 0 */
+	uint32_t my, your;
+	size_t cut;                 /* nonzero: the payload cut to cut bytes */
+	/* with BFD_F_AUTH: the auth section */
+	uint8_t auth_type;          /* 0: 5, Meticulous Keyed SHA-1 */
+	uint8_t auth_len;           /* 0: 28 */
+	uint8_t key_id;
+	uint32_t seq;
+	const char *key;            /* signed with it (RFC 5880 6.7.4); NULL:
+				 * a digest of noise */
+};
+
+/* ---- SHA-1 (FIPS 180-4), for the digests of RFC 5880 6.7.4 */
+
+static uint32_t
+rol32(uint32_t x, unsigned n)
+{
+	return x << n | x >> (32 - n);
+}
+
+static void
+sha1_block(uint32_t h[5], const uint8_t block[64])
+{
+	uint32_t w[80], a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
+
+	for (unsigned t = 0; t < 80; t++) {
+		uint32_t f, k, x;
+
+		w[t] = t < 16 ? get32(block + 4 * t) :
+		       rol32(w[t - 3] ^ w[t - 8] ^ w[t - 14] ^ w[t - 16], 1);
+		if (t < 20)
+			f = (b & c) | (~b & d), k = 0x5a827999;
+		else if (t < 40)
+			f = b ^ c ^ d, k = 0x6ed9eba1;
+		else if (t < 60)
+			f = (b & c) | (b & d) | (c & d), k = 0x8f1bbcdc;
+		else
+			f = b ^ c ^ d, k = 0xca62c1d6;
+		x = rol32(a, 5) + f + e + k + w[t];
+		e = d, d = c, c = rol32(b, 30), b = a, a = x;
+	}
+	h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e;
+}
+
+static void
+sha1(const uint8_t *msg, size_t len, uint8_t out[20])
+{
+	uint32_t h[5] = { 0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0 };
+	size_t blocks = (len + 9 + 63) / 64;        /* 0x80, the 64-bit length */
+	uint64_t bits = (uint64_t)len * 8;
+	uint8_t block[64];
+
+	for (size_t n = 0; n < blocks; n++) {
+		for (size_t i = 0; i < 64; i++) {
+			size_t at = n * 64 + i;
+
+			block[i] = at < len ? msg[at] : at == len ? 0x80 : 0;
+		}
+		if (n + 1 == blocks)
+			for (unsigned i = 0; i < 8; i++)
+				block[63 - i] = (uint8_t)(bits >> (8 * i));
+		sha1_block(h, block);
+	}
+	for (unsigned i = 0; i < 5; i++)
+		put32(out + 4 * i, h[i]);
+}
+
+/* The payload of m into p; returns its length. */
+static size_t
+bfd_make(uint8_t *p, const struct bfd_msg *m)
+{
+	uint8_t auth_len = m->auth_len != 0 ? m->auth_len : BFD_AUTH_SHA1_LEN;
+	size_t len = BFD_LEN + (m->flags & BFD_F_AUTH ? auth_len : 0);
+
+	memset(p, 0, len);
+	p[0] = (uint8_t)((m->version != 0 ? m->version : 1) << 5);
+	p[1] = (uint8_t)(m->state << 6 | m->flags);
+	p[2] = m->mult;
+	p[3] = (uint8_t)(m->length > 0 ? m->length : m->length < 0 ? 0 : (int)len);
+	put32(p + 4, m->my);
+	put32(p + 8, m->your);
+	put32(p + 12, BFD_PEER_TX_US);
+	put32(p + 16, BFD_PEER_RX_US);
+	if (m->flags & BFD_F_AUTH) {
+		p[24] = m->auth_type != 0 ? m->auth_type : 5;
+		p[25] = auth_len;
+		p[26] = m->key_id;
+		put32(p + 28, m->seq);
+		fill(p + 32, len - 32, 0xbfd);
+	}
+	if ((m->flags & BFD_F_AUTH) && m->key != NULL) {
+		/* the key, zero-padded to 20 bytes, in the digest's place */
+		memset(p + 32, 0, 20);
+		memcpy(p + 32, m->key, strlen(m->key) < 20 ? strlen(m->key) : 20);
+		sha1(p, len, p + 32);
+	}
+	return m->cut != 0 ? m->cut : len;
+}
+
+/* The valid Down packet of a peer that knows nothing of the session yet. */
+static struct bfd_msg
+bfd_down(void)
+{
+	return (struct bfd_msg){ .state = BFD_DOWN, .mult = BFD_MULT, .my = BFD_PEER_DISCR };
+}
+
+/* The UDP checksum of a BFD frame. */
+enum bfd_csum {
+	BFD_CSUM_RIGHT,
+	BFD_CSUM_WRONG,
+	BFD_CSUM_NONE,          /* 0: allowed over IPv4 (RFC 768), not IPv6 (RFC 8200) */
+};
+
+/* A frame carrying m from src to dst:dport, TTL / hop limit ttl, for the
+ * control thread (outcome) or dropped by a worker (outcome NOT_VIP). */
+static void
+emit_bfd(struct gen *g, const char *src_s, const char *dst_s, uint16_t dport, uint8_t ttl,
+	 const struct bfd_msg *m, enum bfd_csum csum, const char *outcome, const char *desc)
+{
+	struct addr src = addr_of(src_s), dst = addr_of(dst_s);
+	struct ipopt o = { .ttl = ttl, .tos = 0xc0, .id = (uint16_t)(g->n + 1) };
+	uint8_t l4[FRAME_MAX], ip[FRAME_MAX];
+	size_t n = bfd_make(l4 + UDP_LEN, m) + UDP_LEN;
+
+	put16(l4, BFD_SPORT);
+	put16(l4 + 2, dport);
+	put16(l4 + 4, (uint32_t)n);
+	put16(l4 + 6, 0);
+	put16(l4 + 6, l4_csum(&src, &dst, PROTO_UDP, l4, n));
+	if (csum == BFD_CSUM_WRONG)
+		l4[7] ^= 0x5a;
+	else if (csum == BFD_CSUM_NONE)
+		put16(l4 + 6, 0);
+	n = ip_make(ip, &src, &dst, PROTO_UDP, &o, l4, n);
+	if (strcmp(outcome, "NOT_VIP") == 0)
+		emit_ip(g, ip, n, FATE_DROP, outcome, 0, NULL, desc);
+	else
+		emit_ip(g, ip, n, FATE_SLOW, outcome, 0, NULL, desc);
+}
+
+/* A packet from PEER4 to the node, TTL 255: the usual case. */
+static void
+emit_bfd4(struct gen *g, const struct bfd_msg *m, const char *outcome, const char *desc)
+{
+	emit_bfd(g, BFD_PEER4, NODE4, BFD_PORT, 255, m, BFD_CSUM_RIGHT, outcome, desc);
+}
+
+/* The peers' answers to the dataplane's solicitations: learnt, so that
+ * its BFD packets go out (to the peers' MACs) and pcapcheck reads them. */
+static const struct arp_frame arp_bfd_peer = {
+	PORT, NULL, ARP_REPLY, BFD_PEER4_MAC, BFD_PEER4, NODE4, "SLOW_LEARNT",
+	"ARP reply from BFD peer 4: learnt",
+};
+
+static const struct nd_frame nd_bfd_peer = {
+	ND_NA, 0, NA_SO, 0, BFD_PEER6, NODE6, BFD_PEER6, ND_OPT_TLLA, 0, BFD_PEER6_MAC, NULL,
+	0, false, "SLOW_LEARNT", "NA from BFD peer 6: learnt",
+};
+
+/* A refused packet: from src (to the node's address of its family), TTL or
+ * hop limit ttl, counted as outcome. */
+struct bfd_case {
+	const char *src;
+	uint8_t ttl;
+	struct bfd_msg m;
+	const char *outcome, *desc;
+};
+
+/* A valid Down packet but for what the case changes. */
+#define BFD_DOWN_MSG .state = BFD_DOWN, .mult = BFD_MULT, .my = BFD_PEER_DISCR
+
+/* One packet per drop reason a frame can cause without auth configured,
+ * in the order the dataplane checks them, each valid but for one thing. */
+static const struct bfd_case bfd_refused[] = {
+	{ BFD_PEER4, 254, { BFD_DOWN_MSG }, "bfd:BAD_TTL", "BFD Down, TTL 254: from off the link" },
+	{ BFD_PEER4, 255, { BFD_DOWN_MSG, .cut = 20 }, "bfd:TRUNCATED", "BFD payload of 20 bytes" },
+	{ BFD_PEER4, 255, { BFD_DOWN_MSG, .version = 2 }, "bfd:BAD_VERSION", "BFD version 2" },
+	{ BFD_PEER4, 255, { BFD_DOWN_MSG, .length = 30 }, "bfd:BAD_LENGTH",
+	  "BFD length field 30, past the 24-byte payload" },
+	{ BFD_PEER4, 255, { BFD_DOWN_MSG, .length = 20 }, "bfd:BAD_LENGTH",
+	  "BFD length field 20, below 24" },
+	{ BFD_PEER4, 255, { BFD_DOWN_MSG, .flags = BFD_F_AUTH, .length = 24 }, "bfd:BAD_LENGTH",
+	  "BFD A bit, length field 24: no room for its auth section" },
+	{ BFD_PEER4, 255, { .state = BFD_DOWN, .my = BFD_PEER_DISCR }, "bfd:BAD_DETECT_MULT",
+	  "BFD detect multiplier 0" },
+	{ BFD_PEER4, 255, { BFD_DOWN_MSG, .flags = BFD_F_MULTIPOINT }, "bfd:MULTIPOINT",
+	  "BFD M bit" },
+	{ BFD_PEER4, 255, { BFD_DOWN_MSG, .flags = BFD_F_POLL | BFD_F_FINAL },
+	  "bfd:POLL_AND_FINAL", "BFD P and F both" },
+	{ BFD_PEER4, 255, { .state = BFD_DOWN, .mult = BFD_MULT }, "bfd:BAD_MY_DISCR",
+	  "BFD my discriminator 0" },
+	{ BFD_PEER4, 255, { BFD_DOWN_MSG, .your = BFD_NO_DISCR }, "bfd:UNKNOWN_YOUR_DISCR",
+	  "BFD your discriminator 0x7fffff00: names no session" },
+	{ BFD_PEER4, 255, { .state = BFD_UP, .mult = BFD_MULT, .my = BFD_PEER_DISCR },
+	  "bfd:BAD_YOUR_DISCR", "BFD Up with your discriminator 0" },
+	{ "198.18.0.99", 255, { BFD_DOWN_MSG }, "bfd:UNKNOWN_PEER",
+	  "BFD Down from 198.18.0.99, no peer" },
+	/* RFC 5880 6.8.6 discards "Your Discriminator zero and State not Down
+	 * or AdminDown" before it selects a session by address, and BFD_DROPS
+	 * puts BAD_YOUR_DISCR before UNKNOWN_PEER "in the order checked" */
+	{ "198.18.0.99", 255, { .state = BFD_UP, .mult = BFD_MULT, .my = BFD_PEER_DISCR },
+	  "bfd:BAD_YOUR_DISCR", "BFD Up with your discriminator 0 from 198.18.0.99, no peer: "
+	  "the state is checked before the address" },
+	{ BFD_PEER4, 255, { BFD_DOWN_MSG, .flags = BFD_F_AUTH }, "bfd:AUTH_UNEXPECTED",
+	  "BFD with a SHA-1 auth section (A bit) to a session without auth" },
+	{ BFD_PEER6, 254, { BFD_DOWN_MSG }, "bfd:BAD_TTL",
+	  "IPv6 BFD Down from peer 6, hop limit 254" },
+	{ "2001:db8::99", 255, { BFD_DOWN_MSG }, "bfd:UNKNOWN_PEER",
+	  "IPv6 BFD Down from 2001:db8::99, no peer" },
+	{ BFD_PEER6, 255, { .state = BFD_UP, .mult = BFD_MULT, .my = BFD_PEER_DISCR },
+	  "bfd:BAD_YOUR_DISCR", "IPv6 BFD Up from peer 6 with your discriminator 0" },
+};
+
+#undef BFD_DOWN_MSG
+
+static void
+bfd_refused_all(struct gen *g)
+{
+	for (size_t i = 0; i < sizeof(bfd_refused) / sizeof(bfd_refused[0]); i++) {
+		const struct bfd_case *b = &bfd_refused[i];
+
+		emit_bfd(g, b->src, strchr(b->src, ':') != NULL ? NODE6 : NODE4, BFD_PORT, b->ttl,
+			 &b->m, BFD_CSUM_RIGHT, b->outcome, b->desc);
+	}
+}
+
+/* Not BFD for a session: UDP checksums wrong, other addresses and ports. */
+static void
+bfd_others(struct gen *g, const char *wrong_csum_outcome)
+{
+	struct bfd_msg m = bfd_down();
+
+	emit_bfd(g, BFD_PEER4, NODE4, BFD_PORT, 255, &m, BFD_CSUM_WRONG, wrong_csum_outcome,
+		 "BFD Down from 198.18.0.2, UDP checksum wrong");
+	m.my = BFD_PEER_DISCR + 6;
+	emit_bfd(g, BFD_PEER6, NODE6, BFD_PORT, 255, &m, BFD_CSUM_WRONG, wrong_csum_outcome,
+		 "IPv6 BFD Down from 2001:db8::2, UDP checksum wrong");
+	emit_bfd(g, BFD_PEER6, NODE6, BFD_PORT, 255, &m, BFD_CSUM_NONE, wrong_csum_outcome,
+		 "IPv6 BFD Down from 2001:db8::2, UDP checksum 0 (none: not allowed over IPv6)");
+	m = bfd_down();
+	emit_bfd(g, BFD_PEER4, "198.18.0.99", BFD_PORT, 255, &m, BFD_CSUM_RIGHT, "NOT_VIP",
+		 "BFD to 198.18.0.99, neither the node nor a VIP");
+	emit_bfd(g, BFD_PEER4, NODE4, BFD_MULTIHOP_PORT, 255, &m, BFD_CSUM_RIGHT, "NOT_VIP",
+		 "multihop BFD (port 4784) to the node");
+}
+
+/* The config's bfd section and what pcapcheck checks the output by. */
+static void
+bfd_config_lines(void)
+{
+	expect_line("bfd peer %s %s", BFD_PEER4, BFD_PEER4_MAC);
+	expect_line("bfd peer %s %s", BFD_PEER6, BFD_PEER6_MAC);
+	expect_line("bfd interval %u", BFD_INTERVAL_MS);
+	expect_line("bfd multiplier %u", BFD_MULT);
+}
+
+/* The frames of scenario bfd (mutated takes them too). */
+static void
+bfd_frames(struct gen *g)
+{
+	struct bfd_msg m = bfd_down();
+
+	emit_arp(g, &arp_bfd_peer);
+	emit_nd(g, &nd_bfd_peer);
+	emit_bfd4(g, &m, "BFD_ACCEPTED", "BFD Down from peer 4, your discriminator 0: taken");
+	bfd_refused_all(g);
+	bfd_others(g, "BFD_BAD_UDP");
+}
+
+/*
+ * The config names PEER4 and PEER6 (bfd lines); the node is not serving
+ * (no syncd), so every session stays Down. One valid packet from PEER4,
+ * then one refused packet per drop reason a frame can cause without auth:
+ * WRONG_PEER needs the session's discriminator, random at each start and
+ * only learnt from the dataplane's output, which a fixed input cannot
+ * know; the AUTH_* ones past AUTH_UNEXPECTED need a session with auth.
+ * At the end PEER4's session holds what the valid packet said (its
+ * discriminator, multiplier, one packet in), PEER6's nothing.
+ */
+static void
+scenario_bfd(struct gen *g)
+{
+	bfd_config_lines();
+	bfd_frames(g);
+	expect_line("bfd session %s Down 1 %u %u", BFD_PEER4, BFD_PEER_DISCR, BFD_MULT);
+	expect_line("bfd session %s Down 0 0 0", BFD_PEER6);
+}
+
+enum {
+	BFD_KEY_ID = 7,
+	BFD_SEQ = 1000,             /* the valid packet's sequence number */
+};
+
+static const char BFD_KEY[] = "maglb-pcap-key";
+
+/* A Down packet from PEER4 signed with key (NULL: noise) under key_id,
+ * sequence seq. */
+static struct bfd_msg
+bfd_signed(const char *key, uint8_t key_id, uint32_t seq)
+{
+	struct bfd_msg m = bfd_down();
+
+	m.flags = BFD_F_AUTH;
+	m.key = key;
+	m.key_id = key_id;
+	m.seq = seq;
+	return m;
+}
+
+/*
+ * The sessions with Meticulous Keyed SHA-1 (a "bfd auth" line): one
+ * signed Down packet from PEER4 (taken: the sequence number is known from
+ * then on), then one packet per auth drop reason, signed right but for
+ * what they say. The dataplane's own packets are signed, their sequence
+ * numbers going up by one.
+ */
+static void
+scenario_bfd_auth(struct gen *g)
+{
+	struct bfd_msg m = bfd_signed(BFD_KEY, BFD_KEY_ID, BFD_SEQ);
+
+	bfd_config_lines();
+	expect_line("bfd auth %u %s", BFD_KEY_ID, BFD_KEY);
+	emit_arp(g, &arp_bfd_peer);
+	emit_nd(g, &nd_bfd_peer);
+	emit_bfd4(g, &m, "BFD_ACCEPTED", "signed BFD Down from peer 4, sequence 1000: taken");
+	m = bfd_down();
+	emit_bfd4(g, &m, "bfd:AUTH_MISSING", "BFD Down from peer 4 without auth");
+	m = bfd_signed(NULL, BFD_KEY_ID, BFD_SEQ + 1);
+	m.auth_type = 2;
+	m.auth_len = 24;
+	emit_bfd4(g, &m, "bfd:AUTH_BAD_TYPE", "BFD with a Keyed MD5 section (type 2)");
+	m.auth_type = 5;
+	emit_bfd4(g, &m, "bfd:AUTH_BAD_LENGTH", "BFD with a SHA-1 section of 24 bytes, not 28");
+	m = bfd_signed(BFD_KEY, BFD_KEY_ID + 1, BFD_SEQ + 1);
+	emit_bfd4(g, &m, "bfd:AUTH_BAD_KEY_ID", "BFD signed under key id 8, not 7");
+	m = bfd_signed(BFD_KEY, BFD_KEY_ID, BFD_SEQ);
+	emit_bfd4(g, &m, "bfd:AUTH_BAD_SEQUENCE", "BFD signed right, sequence 1000 again: a replay");
+	m.seq = BFD_SEQ + 3 * BFD_MULT + 1;
+	emit_bfd4(g, &m, "bfd:AUTH_BAD_SEQUENCE",
+		  "BFD signed right, sequence 1010: past 3 x detect multiplier ahead");
+	m = bfd_signed("another key", BFD_KEY_ID, BFD_SEQ + 1);
+	emit_bfd4(g, &m, "bfd:AUTH_BAD_DIGEST", "BFD sequence 1001 signed with another key");
+	m = bfd_signed(NULL, BFD_KEY_ID, BFD_SEQ + 1);
+	emit_bfd4(g, &m, "bfd:AUTH_BAD_DIGEST", "BFD sequence 1001, digest of noise");
+	expect_line("bfd session %s Down 1 %u %u", BFD_PEER4, BFD_PEER_DISCR, BFD_MULT);
+	expect_line("bfd session %s Down 0 0 0", BFD_PEER6);
+}
+
+/*
+ * No bfd section: BFD to the node's address is still the control
+ * thread's, which has no session for it (BFD_NO_SESSION, before any UDP
+ * check); to another address it is no VIP's.
+ */
+static void
+scenario_bfd_off(struct gen *g)
+{
+	struct bfd_msg m = bfd_down();
+
+	emit_bfd4(g, &m, "BFD_NO_SESSION", "BFD Down from 198.18.0.2: no session configured");
+	m.my = BFD_PEER_DISCR + 6;
+	emit_bfd(g, BFD_PEER6, NODE6, BFD_PORT, 255, &m, BFD_CSUM_RIGHT, "BFD_NO_SESSION",
+		 "IPv6 BFD Down from 2001:db8::2: no session configured");
+	bfd_others(g, "BFD_NO_SESSION");
+}
+
 /*
  * The frames of the other untagged, statically routed scenarios, each with
  * 1 to 4 random bytes changed, from a fixed seed: what happens to each is
@@ -1919,6 +2361,8 @@ scenario_mutated(struct gen *g)
 	scenario_malformed(g);
 	scenario_martian(g);
 	scenario_jumbo(g);
+	bfd_config_lines();
+	bfd_frames(g);
 }
 
 /* ----------------------------------------------------------- export */
@@ -2059,6 +2503,9 @@ static const struct {
 	{ "jumbo", scenario_jumbo, 0, false },
 	{ "mutated", scenario_mutated, 0, false },
 	{ "export", scenario_export, 0, false },
+	{ "bfd", scenario_bfd, 0, false },
+	{ "bfd_off", scenario_bfd_off, 0, false },
+	{ "bfd_auth", scenario_bfd_auth, 0, false },
 };
 
 static int
@@ -2066,7 +2513,7 @@ usage(void)
 {
 	fprintf(stderr, "usage: pcapgen [--dst-mac MAC] SCENARIO OUT.pcap > EXPECT\n"
 		"scenarios: frags4 frags6 icmp toobig malformed neigh neigh_after "
-		"martian vlan jumbo mutated export\n");
+		"martian vlan jumbo mutated export bfd bfd_off bfd_auth\n");
 	return 2;
 }
 

@@ -18,7 +18,8 @@ const char *const tunnel_kind_names[TUNNEL_KIND_MAX] = {
 	TUNNEL_KINDS(TUNNEL_KIND_NAME)
 };
 
-enum tunnel_kind tunnel_kind_of(int outer_family, bool gre, unsigned inner_version)
+enum tunnel_kind
+tunnel_kind_of(int outer_family, bool gre, unsigned inner_version)
 {
 	unsigned kind = 0;
 
@@ -31,7 +32,8 @@ enum tunnel_kind tunnel_kind_of(int outer_family, bool gre, unsigned inner_versi
 	return (enum tunnel_kind)kind;
 }
 
-size_t tunnel_inner_length(const uint8_t *data, size_t len, unsigned version)
+size_t
+tunnel_inner_length(const uint8_t *data, size_t len, unsigned version)
 {
 	size_t total;
 
@@ -51,7 +53,8 @@ size_t tunnel_inner_length(const uint8_t *data, size_t len, unsigned version)
 	return total <= len ? total : 0;
 }
 
-static int tun_set_up(const char *name)
+static int
+tun_set_up(const char *name)
 {
 	struct ifreq ifr;
 	int fd, err = 0;
@@ -70,7 +73,8 @@ static int tun_set_up(const char *name)
 	return err;
 }
 
-int tunnel_tun_open(const char *name)
+int
+tunnel_tun_open(const char *name)
 {
 	struct ifreq ifr;
 	int fd, err;
@@ -96,7 +100,8 @@ int tunnel_tun_open(const char *name)
 	return fd;
 }
 
-int tunnel_events_open(int *epoll_fd, int *signal_fd, uint32_t tag)
+int
+tunnel_events_open(int *epoll_fd, int *signal_fd, uint32_t tag)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = tag};
 	sigset_t mask;
@@ -115,10 +120,11 @@ int tunnel_events_open(int *epoll_fd, int *signal_fd, uint32_t tag)
 	return 0;
 }
 
-void tunnel_report(const char *prog, const char *name,
-                   const unsigned long kinds[TUNNEL_KIND_MAX],
-                   const char *const drop_names[], const unsigned long drops[],
-                   unsigned n_drops)
+void
+tunnel_report(const char *prog, const char *name,
+	      const unsigned long kinds[TUNNEL_KIND_MAX],
+	      const char *const drop_names[], const unsigned long drops[],
+	      unsigned n_drops)
 {
 	unsigned i;
 
