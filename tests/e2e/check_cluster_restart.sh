@@ -153,7 +153,7 @@ reaches_b_c() {
 entries() { cluster_sync_value "$P" "$1" entries; }
 flows_synced() { cluster_ctl "$P" "$1" --json status | jq -r .flows_synced; }
 synced_after() {   # I RELOADS: node I's syncd reconnected to its dataplane, synced
-	[ "$(cluster_sync_value "$P" "$1" dataplane_reloads)" -gt "$2" ] && _cluster_synced "$P" "$1"
+	[ "$(cluster_syncd_counter "$P" "$1" sync dataplane_reloads)" -gt "$2" ] && _cluster_synced "$P" "$1"
 }
 # synced_within MS [RELOADS]: node 1's syncd synced (after RELOADS), MS in bound.
 synced_within() {
@@ -277,8 +277,8 @@ b_dp=$(_cluster_pid "$P" dataplane-n2)
 pause "$b_dp"
 resume "$a_syncd"
 check "b (slow donor): B's syncd got the $HELD entries of the resync" await_cond 20 b_resynced
-slow=$(cluster_sync_json "$P" 2 | jq -c '{synced: .node.synced, import_batches: .node.import_batches,
-	imported: .groups[0].imported}')
+slow=$(cluster_sync_json "$P" 2 | jq -c --argjson b "$(cluster_syncd_counter "$P" 2 sync import_batches)" \
+	'{synced: .node.synced, import_batches: $b, imported: .groups[0].imported}')
 resume "$b_dp"
 figure "b (slow donor): with the resync in and its dataplane stopped, B's syncd says $slow"
 check "b (slow donor): ... not synced while its dataplane has imported none of them" \
@@ -302,7 +302,7 @@ t0=$(now_ms)
 cluster_syncd_start "$P" 1 "$dir/n1.conf" || exit 1
 cluster_await_synced "$P" 1 60
 d_synced_ms=$(($(now_ms) - t0))
-adopted=$(cluster_sync_value "$P" 1 dump_adopted)
+adopted=$(cluster_syncd_counter "$P" 1 sync dump_adopted)
 check "d: A's restarted syncd is synced within $SYNCED_BOUND_MS ms ($d_synced_ms ms)" \
 	synced_within "$d_synced_ms"
 check "d: ... it adopted its dataplane's flows made without it (dump_adopted $adopted >= $SMALL)" \
@@ -403,7 +403,7 @@ fi
 # ---------------------------------- e. A's dataplane killed, config changed
 cat "$dir/h.flows" "$dir/n1.flows" "$dir/n2.flows" | sort >"$dir/e.held"
 held_count=$(wc -l <"$dir/e.held")
-reloads=$(cluster_sync_value "$P" 1 dataplane_reloads)
+reloads=$(cluster_syncd_counter "$P" 1 sync dataplane_reloads)
 cluster_dataplane_kill9 "$P" 1
 # A third backend: the same config everywhere else, and A's syncd reloads it
 # as an operator would.

@@ -48,6 +48,33 @@
 #                  nodes 2 and 3 keep quorum and node 2 takes over within
 #                  token + consensus + 200 ms (T: cut to its announcements);
 #                  healed, node 1 resyncs and takes the role back
+#   ap-split-qdevice
+#                  active-passive pair with a tie-breaker: corosync-qdevice
+#                  (model net, ffsplit, TLS with verified client
+#                  certificates) on each node, corosync-qnetd in a third
+#                  namespace on the LB segment (cluster.sh), no two_node;
+#                  the ring link between the nodes cut while both reach
+#                  qnetd: from within token + consensus + the device's
+#                  timeout (CLUSTER_QDEVICE_TIMEOUT_MS, 500) + 200 ms until
+#                  the heal exactly one node (node 1, qnetd's choice) owns
+#                  the VIPs and node 2 is without quorum (both sampled every
+#                  100 ms), no sample shows both owning, the router stays on
+#                  node 1 and hears no announcement or answer from node 2
+#                  from the cut on (T: cut to node 2's first sample without
+#                  quorum); healed, node 1 alone active, the router on it,
+#                  and `sync verify` agrees
+#   ap-split-two-node
+#                  the same cut under two_node, no tie-breaker: both halves
+#                  keep quorum and both may own the VIPs; prints the owners
+#                  (sampled every 100 ms) and the announcements the router
+#                  heard, by node; asserts what maglb promises there: no
+#                  established connection is lost (both nodes hold the
+#                  entries and the same Maglev tables), new connections
+#                  during the split are served, after healing the roles,
+#                  the router's neighbour and `sync verify` converge within
+#                  10 s (and hold for 1 s) with at most one role change per
+#                  node, and no node that ends passive announces after the
+#                  heal (T: cut to node 2's announcements)
 #   backend-down   active-active trio with TCP health checks (200 ms, fall 2):
 #                  backend b2's server stopped under traffic; every node
 #                  marks it down within fall x interval + one interval + one
@@ -61,6 +88,61 @@
 #                  as syncd runs it; standby withdraws node 3's (T: standby to
 #                  the router's route without node 3)
 #
+#   aa-node-death  active-active trio, the router's bird holding static ECMP
+#                  routes to the VIPs, each node's next hop guarded by BFD
+#                  with its dataplane (failover_bfd_router_start; the nodes'
+#                  bfd section: interval FAILOVER_BFD_INTERVAL_MS, default
+#                  100, multiplier 3), new connections opened all along
+#                  (their failures counted and printed, not asserted): node
+#                  3 dies as a machine does, its links down (lb0, ring0: its
+#                  kernel sends no FIN, RST or ARP), then every process of it
+#                  killed (SIGKILL); the router's routes lose node 3 within
+#                  interval x multiplier + 150 ms (T: its links going down to the
+#                  later of the two routes' first events without node 3) and
+#                  every connection survives on nodes 1 and 2
+#   aa-bgp-node-death
+#                  aa-node-death with the router learning the VIP routes by
+#                  BGP from each node's bird (announced by
+#                  packaging/hooks/bird2 as syncd runs it), each BGP next hop
+#                  usable only while BFD with that node's dataplane is Up
+#                  (failover_bfd_bgp_router_start); node 3's bird dies with
+#                  it, its BGP session lasting until the hold time: the same
+#                  bound, not BGP's
+#   aa-dataplane-death
+#                  the same with node 3's dataplane killed (SIGKILL) alone;
+#                  the same bound
+#   aa-hung-dataplane
+#                  the same with node 3's dataplane stopped (SIGSTOP); the
+#                  same bound
+#   aa-syncd-death the same with node 3's syncd killed (SIGKILL): its
+#                  dataplane serves until the lease ends, then says Down;
+#                  the routes lose node 3 within lease_ms + interval x
+#                  multiplier + 150 ms, and node 3's connections survive on
+#                  its peers' entries
+#   aa-standby     the trio with BFD, node 3 put in standby under the held
+#                  connections and the stream: its syncd ends serving, its
+#                  dataplane's sessions go Down at once (diag Concatenated
+#                  Path Down, bird's not Up) and the router's routes lose
+#                  it within 150 ms (T: standby to the later of the two
+#                  routes' first events without node 3); standby off, node
+#                  3 is active again, its sessions Up, its next hop back
+#   aa-quorum      the same with node 3's ring link cut: alone, without
+#                  quorum, it ends serving (T: the cut to the routes without
+#                  node 3, within token + consensus + 200 ms, as ap-node);
+#                  healed, it resyncs and comes back
+#   aa-flap        the trio with BFD, under load for FAILOVER_FLAP_S (60):
+#                  the held connections, the stream of new ones and a yes(1)
+#                  pinned to each core; no false down: no BFD state change
+#                  on any dataplane (maglbctl bfd), bird's sessions all Up
+#                  and unchanged, no event of the VIP routes
+#
+# Every active-active scenario has the router hash flows by their headers
+# (addresses, protocol, ports: policy 3, fields 0x37), as a hardware router
+# does, and checks that a flow keeps its next hop (ip route get) while
+# source ports spread over all of them: with policy 1 a flow follows its
+# sender's socket hash, which TCP changes at a retransmission timeout, and
+# a flow stuck on a dead next hop would move by itself.
+#
 # Every scenario but aa-reshuffle-nosync needs syncd's membership (roles,
 # VIP ownership, standby, hooks, agreed health): where `maglbctl cluster` is
 # not supported it fails, saying so. SCENARIO-manual runs the same steps with
@@ -68,8 +150,9 @@
 # passive after the kill, no standby, the test's own next hop or bird route
 # changes, backend down on every node): where a scenario fails, it tells the
 # membership's part from the tools', the topology's and the flow sync's.
-# ap-hung-dataplane, ap-syncd and ap-quorum test the membership's own rules
-# and have no -manual.
+# ap-hung-dataplane, ap-syncd, ap-quorum and the ap-split pair test the
+# membership's own rules and have no -manual; nor have the BFD scenarios
+# (bird2 on the router).
 #
 # Cleans up on exit, leftovers of its prefix first (MAGLB_E2E_PREFIX).
 set -uo pipefail
@@ -82,12 +165,25 @@ MANUAL=0
 [ "$BASE" = "$SCENARIO" ] || MANUAL=1
 usage() {
 	log "usage: check_failover.sh ap-dataplane|ap-node|aa-reshuffle|aa-reshuffle-nosync|rejoin|backend-down|bgp[-manual]"
-	log "       check_failover.sh ap-hung-dataplane|ap-syncd|ap-quorum"
+	log "       check_failover.sh ap-hung-dataplane|ap-syncd|ap-quorum|ap-split-qdevice|ap-split-two-node"
+	log "       check_failover.sh aa-node-death|aa-bgp-node-death|aa-dataplane-death|aa-hung-dataplane"
+	log "       check_failover.sh aa-syncd-death|aa-standby|aa-quorum|aa-flap"
 	exit 2
 }
+BFD=0
+BGP=0 # the nodes' bird announces the VIPs, by syncd's hook (or by hand)
 case $BASE in
-ap-dataplane | ap-node | aa-reshuffle | aa-reshuffle-nosync | rejoin | backend-down | bgp) ;;
-ap-hung-dataplane | ap-syncd | ap-quorum) [ "$MANUAL" = 0 ] || usage ;;
+ap-dataplane | ap-node | aa-reshuffle | aa-reshuffle-nosync | rejoin | backend-down) ;;
+bgp) BGP=1 ;;
+ap-hung-dataplane | ap-syncd | ap-quorum | ap-split-qdevice | ap-split-two-node)
+	[ "$MANUAL" = 0 ] || usage
+	;;
+aa-node-death | aa-bgp-node-death | aa-dataplane-death | aa-hung-dataplane | aa-syncd-death | \
+	aa-standby | aa-quorum | aa-flap)
+	[ "$MANUAL" = 0 ] || usage
+	BFD=1
+	[ "$BASE" != aa-bgp-node-death ] || BGP=1
+	;;
 *) usage ;;
 esac
 
@@ -96,24 +192,58 @@ CONNS=${FAILOVER_CONNS:-200}
 CONNS6=${FAILOVER_CONNS6:-100}
 HOLDS=()        # the lbhold sets running: h (IPv4), h6 (IPv6)
 HUNG_PID=""     # a dataplane stopped (SIGSTOP): continued on exit
-SAMPLER_PID=""  # a background poll of `maglbctl cluster`: ended on exit
+SAMPLER_PID=""  # background polls of `maglbctl cluster` (pids): ended on exit
 AP_DATAPLANE_BOUND_MS=200
 AP_NODE_BOUND_MS=$((CLUSTER_TOKEN_MS + CLUSTER_TOKEN_MS * 12 / 10 + 200))
+# A split pair settles once corosync's membership changed (token +
+# consensus) and votequorum heard the device's poll for the new ring (within
+# sync_timeout, the device's timeout here: cluster.sh's
+# _cluster_qdevice_conf).
+AP_SPLIT_BOUND_MS=$((AP_NODE_BOUND_MS + CLUSTER_QDEVICE_TIMEOUT_MS))
+SPLIT_CONVERGE_S=10
 HEALTH_INTERVAL_MS=200
 HEALTH_FALL=2
 # fall x interval, one interval (the nodes' probes are not in step), then
-# 150 ms for the CPG round and this test's polling (three maglbctl calls,
-# then 50 ms of sleep, a round).
+# 150 ms for the CPG round and this test's polling (the three nodes asked
+# at once, then 50 ms of sleep, a round).
 HEALTH_BOUND_MS=$((HEALTH_FALL * HEALTH_INTERVAL_MS + HEALTH_INTERVAL_MS + 150))
+# BFD between the router's bird and the nodes' dataplanes (the aa-*-death
+# scenarios and aa-flap): interval both ways, detection after MULT missed.
+# 100 ms: the shortest that holds on this two-core machine under the whole
+# suite (multiplier 3). 50 ms held in five 60 s aa-flap runs, but in a
+# sixth, in CI, the router's bird timed node 1's session out (its packets
+# more than 150 ms late: the dataplane's control thread shares the cores)
+# and dropped it for 0.9 s; at 100 ms the routes went 254-306 ms after a
+# dataplane's death.
+BFD_INTERVAL_MS=${FAILOVER_BFD_INTERVAL_MS:-100}
+BFD_MULT=3
+BFD_DETECT_MS=$((BFD_INTERVAL_MS * BFD_MULT))
+# detection, then 150 ms for bird's reaction, the kernel's route change and
+# this test's reading of it
+BFD_BOUND_MS=$((BFD_DETECT_MS + 150))
+# A node taken out of service says so in one BFD packet, sent at once: the
+# same 150 ms for bird, the kernel and this test.
+STANDBY_BOUND_MS=150
+FLAP_WATCH_S=${FAILOVER_FLAP_S:-60}
+[ "$BFD" = 0 ] || CONF_EXTRA=$(failover_bfd_conf "$BFD_INTERVAL_MS" "$BFD_MULT")
+LOAD_PIDS=""    # processes keeping the cores busy (aa-flap): ended on exit
+STREAM_PID=""   # the loop opening new connections: stopped on exit
 
 dir=$(mktemp -d)
+CUT_US=""       # ap-split: the ring cut; until reported, the timeline is printed on exit
+HEAL_US=""
 undo() {
 	[ -z "$HUNG_PID" ] || kill -CONT "$HUNG_PID" 2>/dev/null
-	[ -z "$SAMPLER_PID" ] || kill "$SAMPLER_PID" 2>/dev/null
+	# shellcheck disable=SC2086 # several pids
+	[ -z "$LOAD_PIDS" ] || kill $LOAD_PIDS 2>/dev/null
+	[ -z "$STREAM_PID" ] || { : >"$dir/stream.stop"; wait "$STREAM_PID" 2>/dev/null; }
+	# shellcheck disable=SC2086 # one pid, or several (ap-split)
+	[ -z "$SAMPLER_PID" ] || kill $SAMPLER_PID 2>/dev/null
+	[ -z "$CUT_US" ] || split_report
 }
 cluster_on_exit "$P" "$dir" undo
 
-fail() { log "$SCENARIO: $*"; exit 1; }
+fail() { cluster_fail "$SCENARIO: $*"; }
 step() { printf '%s: t_us=%s %s\n' "$SCENARIO" "$(failover_now_us)" "$*"; }
 
 # ------------------------------------------------------------- membership
@@ -145,10 +275,10 @@ standby() {
 # ------------------------------------------------------------------ set-up
 
 # node_start I: node I's daemons on $dir/nI.conf (corosync unless running);
-# with bgp, its bird first, and the bird2 hook's environment for its syncd.
+# with BGP, its bird first, and the bird2 hook's environment for its syncd.
 node_start() {
 	local i=$1
-	if [ "$BASE" != bgp ]; then
+	if [ "$BGP" = 0 ]; then
 		failover_node_start "$P" "$i" "$dir/n$i.conf" || exit 1
 		return 0
 	fi
@@ -160,8 +290,10 @@ node_start() {
 }
 
 # announce I: node I's next hop on the router: the test's static route, the
-# operator's bird routes (bgp-manual), or nothing (bgp: syncd's hook).
+# operator's bird routes (bgp-manual), or nothing (bgp: syncd's hook; BFD:
+# the router's bird, once node I's session is Up).
 announce() {
+	[ "$BFD" = 0 ] || return 0
 	case $BASE/$MANUAL in
 	bgp/1) failover_bird_announce "$P" "$1" on ;;
 	bgp/0) ;;
@@ -175,6 +307,10 @@ nodes() {
 	local n=$1 keys=$2 i
 	shift 2
 	cluster_setup "$P" "$n" && start_backends "$P" || exit 1
+	[ "$BFD" = 0 ] || quiet_kernels "$n"
+	if [ "$BASE" = ap-split-qdevice ]; then
+		cluster_qnetd_setup "$P" && cluster_qnetd_start "$P" || exit 1
+	fi
 	for ((i = 1; i <= n; i++)); do
 		cluster_corosync_start "$P" "$i" || exit 1
 		failover_config "$P" "$i" "$dir/n$i.conf" "$keys" "$@" || exit 1
@@ -182,13 +318,61 @@ nodes() {
 	for ((i = 1; i <= n; i++)); do
 		cluster_await_members "$P" "$i" "$n" || exit 1
 	done
-	[ "$BASE" != bgp ] || failover_bird_router_start "$P" || exit 1
+	[ "$BASE" != ap-split-qdevice ] || qdevices_start "$n"
+	# shellcheck disable=SC2046 # the node numbers, split
+	case $BFD/$BGP in
+	0/1) failover_bird_router_start "$P" || exit 1 ;;
+	1/0) failover_bfd_router_start "$P" "$BFD_INTERVAL_MS" "$BFD_MULT" $(seq "$n") || exit 1 ;;
+	1/1) failover_bfd_bgp_router_start "$P" "$BFD_INTERVAL_MS" "$BFD_MULT" $(seq "$n") || exit 1 ;;
+	esac
 	for ((i = 1; i <= n; i++)); do
 		node_start "$i"
 	done
 	for ((i = 1; i <= n; i++)); do
 		cluster_await_synced "$P" "$i" || fail "node $i's syncd is not synced"
 	done
+}
+
+# quiet_kernels N: nodes 1..N's kernels send (almost) no ICMP error. Here
+# (af_packet) each node's kernel holds the node's data address on lb0 too
+# and gets a copy of every frame the dataplane gets, the router's BFD
+# packets among them: with no socket on port 3784 it answers them with ICMP
+# and ICMPv6 port unreachables (18 and 86 from node 1 in a 12 s run of
+# aa-dataplane-death, within the kernel's default rate limits), which a real
+# node's kernel, without the DPDK port, never sees nor sends. bird logged
+# nothing of them and its sessions stayed Up, but they are traffic the
+# router would not get from a real node, so they go: port unreachable is
+# among the types the global ICMP limit covers (icmp_ratemask, and
+# icmp.ratemask for IPv6, under the same limit), and a limit of 0 without
+# burst lets none through once the namespace's initial credit is spent (4
+# IPv4, 0 IPv6 in the same run). The tests need no other ICMP error from a
+# node's kernel.
+quiet_kernels() {
+	local i
+	for ((i = 1; i <= $1; i++)); do
+		_sysctl "$(cluster_ns "$P" "$i")" net.ipv4.icmp_msgs_per_sec=0 net.ipv4.icmp_msgs_burst=0 ||
+			fail "node $i: cannot set the ICMP limit"
+	done
+}
+
+# qdevices_start N: corosync-qdevice on nodes 1..N, each counted as a vote
+# by its node's votequorum (connected to qnetd, its vote cast), each a
+# client of qnetd over TLS with its certificate verified.
+qdevices_start() {
+	local i tls
+	for ((i = 1; i <= $1; i++)); do
+		cluster_qdevice_start "$P" "$i" || exit 1
+	done
+	for ((i = 1; i <= $1; i++)); do
+		await_cond 30 cluster_qdevice_voting "$P" "$i" ||
+			fail "node $i's votequorum counts no qdevice vote:" \
+				"$(cluster_run "$P" "$i" corosync-quorumtool -s 2>&1 | tail -n 4)" \
+				"$(cluster_qdevice_tool "$P" "$i" -s 2>&1)"
+	done
+	tls=$(cluster_qnetd_tool "$P" -l -v | grep -c 'TLS active:.*Yes (client certificate verified)')
+	[ "$tls" = "$1" ] || fail "qnetd has $tls TLS clients with verified certificates, not $1:" \
+		"$(cluster_qnetd_tool "$P" -l -v 2>&1)"
+	step "qdevice on $1 nodes voting, qnetd's clients over TLS, certificates verified"
 }
 
 # node_flows I: node I's entries (its own and those synced from peers), a
@@ -534,6 +718,305 @@ scenario_ap_quorum() {
 	report_ap "$AP_NODE_BOUND_MS"
 }
 
+# ------------------------------------------------------- a pair cut in two
+
+# node_sample I: node I now, "ROLE/q" (quorate) or "ROLE/nq", ",owned=K"
+# (the VIPs its dataplane owns), ",changes=N" (its syncd's role changes: a
+# change between two samples shows there); "-" for what does not answer.
+# Read without jq: sampled every 100 ms.
+node_sample() {
+	local c d role=- q=- owned=- changes=-
+	c=$(cluster_syncd_ctl "$P" "$1" --json cluster 2>/dev/null)
+	d=$(cluster_ctl "$P" "$1" --json status 2>/dev/null)
+	[[ $c =~ \"quorate\":\ *(true|false) ]] && q=${BASH_REMATCH[1]/true/q} && q=${q/false/nq}
+	[[ $c =~ \"role\":\ *\"([a-z]+)\" ]] && role=${BASH_REMATCH[1]}
+	[[ $c =~ \"role_changes\":\ *([0-9]+) ]] && changes=${BASH_REMATCH[1]}
+	[[ $d =~ \"vips_owned\":\ *([0-9]+) ]] && owned=${BASH_REMATCH[1]}
+	printf '%s/%s,owned=%s,changes=%s' "$role" "$q" "$owned" "$changes"
+}
+
+# sample_node I: every 100 ms a line "t_us=T nI=STATE" (node_sample) to
+# $dir/owners-nI, until killed.
+sample_node() {
+	local t next
+	next=$(failover_now_us)
+	while :; do
+		t=$(failover_now_us)
+		printf 't_us=%s n%s=%s\n' "$t" "$1" "$(node_sample "$1")" >>"$dir/owners-n$1"
+		next=$((next + 100000))
+		t=$(failover_now_us)
+		# the sampling period, not a wait for an event
+		((next <= t)) || sleep "$(printf '0.%06d' $((next - t)))"
+	done
+}
+
+# sampler_start: a sampler a node (in parallel: one maglbctl pair each),
+# their pids in SAMPLER_PID.
+sampler_start() {
+	local i
+	SAMPLER_PID=""
+	for i in 1 2; do
+		: >"$dir/owners-n$i"
+		sample_node "$i" &
+		SAMPLER_PID+=" $!"
+	done
+}
+
+sampler_stop() {
+	local pid
+	for pid in $SAMPLER_PID; do
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	SAMPLER_PID=""
+}
+
+# owners T_US: both nodes' samples since T_US merged in time order, a line
+# each "T_US n1=STATE n2=STATE" (a node's last state carried on).
+owners() {
+	sort -t= -k2,2n "$dir"/owners-n1 "$dir"/owners-n2 | awk -v t="$1" '
+		{ split($1, s, "="); node = substr($2, 1, 2); st[node] = substr($2, 4)
+		  if (s[2] + 0 >= t + 0 && ("n1" in st) && ("n2" in st))
+			print s[2], "n1=" st["n1"], "n2=" st["n2"] }'
+}
+
+# owners_timeline T_US: the merged samples since T_US at which either
+# node's state changed, "+MS n1=.. n2=..", then how many samples there were.
+owners_timeline() {
+	owners "$1" | awk -v t="$1" '{ n++; st = $2 " " $3
+		if (st != last) printf "  +%d ms %s\n", ($1 - t) / 1000, st
+		last = st } END { printf "  (%d samples of both nodes)\n", n }'
+}
+
+# two_owners_since T_US: the merged samples since T_US in which both
+# dataplanes owned VIPs.
+two_owners_since() { owners "$1" | awk '$2 ~ /owned=[1-9]/ && $3 ~ /owned=[1-9]/'; }
+
+# settled_since T_US HEAL_US: ms from T_US to the first sample of the last
+# run, before HEAL_US, of samples showing a split decided for node 1: node
+# 1 active, quorate, owning both VIPs, node 2 passive without quorum,
+# owning none. Nothing when the last sample before HEAL_US does not.
+settled_since() {
+	owners "$1" | awk -v t="$1" -v heal="$2" '$1 + 0 >= heal + 0 { exit }
+		{ if ($2 ~ /^n1=active\/q,owned=2,/ && $3 ~ /^n2=passive\/nq,owned=0,/) {
+			if (start == "") start = $1 } else start = "" }
+		END { if (start != "") print int((start - t) / 1000) }'
+}
+
+# announcements T_US: the router's events after T_US of a node announcing
+# (garp, na) or answering (arp-reply, na-reply) for a VIP, "+MS nI KIND IP".
+announcements() {
+	failover_events "$P" | awk -v t="$1" '
+		{ split($1, s, "="); if (s[2] + 0 <= t + 0) next
+		  if ($2 !~ /^kind=(garp|arp-reply|na|na-reply)$/) next
+		  node = $NF; sub("mac=02:00:00:00:00:1", "n", node)
+		  kind = $2; sub("kind=", "", kind); ip = $3; sub("ip=", "", ip)
+		  printf "  +%d ms %s %s %s\n", (s[2] - t) / 1000, node, kind, ip }'
+}
+
+# split_report: the owners from the cut and what the router heard, by node
+# (printed on exit, whatever failed).
+split_report() {
+	sampler_stop
+	[ -s "$dir/owners-n1" ] || return 0
+	printf '%s: owners from the cut (nI=ROLE/quorum,owned=VIPS,changes=ROLE CHANGES):\n' "$SCENARIO"
+	owners_timeline "$CUT_US"
+	printf '%s: announcements and answers the router heard from the cut%s:\n' "$SCENARIO" \
+		"${HEAL_US:+ (heal at +$(failover_ms_since "$CUT_US" "$HEAL_US") ms)}"
+	announcements "$CUT_US" | tee "$dir/announcements"
+	printf '%s: by node: %s\n' "$SCENARIO" "$(awk '{ n[$3 " " $4]++ }
+		END { for (k in n) print k, n[k] }' "$dir/announcements" | sort | paste -sd,)"
+}
+
+# role_changes I: node I's syncd's count of its role changes.
+role_changes() { failover_cluster_value "$P" "$1" .role_changes; }
+
+# one_owner I: node I is active, quorate and owns both VIPs; the other is
+# passive and owns none.
+one_owner() {
+	[[ $(node_sample "$1") == active/q,owned=2,* ]] &&
+		[[ $(node_sample $((3 - $1))) == passive/*,owned=0,* ]]
+}
+
+# verify_agrees: `sync verify` from node 1: both members answered and agree
+# on their entries and Maglev tables (its JSON in $dir/verify.json).
+verify_agrees() {
+	cluster_syncd_ctl "$P" 1 --json sync verify >"$dir/verify.json" 2>&1 &&
+		jq -e '.agree and all(.groups[]; .members == 2)' "$dir/verify.json" >/dev/null
+}
+
+# converged [router]: one node (ACTIVE) active, owning the VIPs, the other
+# passive owning none; with router, the router reaches the VIPs at ACTIVE;
+# `sync verify` agrees.
+converged() {
+	local i mac
+	ACTIVE=""
+	for i in 1 2; do
+		! one_owner "$i" || ACTIVE=$i
+	done
+	[ -n "$ACTIVE" ] || return 1
+	mac=$(cluster_node_mac "$ACTIVE")
+	[ "${1:-}" != router ] || [ "$(router_neighbours)" = "$mac $mac" ] || return 1
+	verify_agrees
+}
+
+# converged_1s [router]: converged, with the same ACTIVE, for 1 s on end
+# (STREAK_US: since when).
+converged_1s() {
+	local was=$ACTIVE now
+	now=$(failover_now_us)
+	if ! converged "$@"; then
+		STREAK_US=""
+		return 1
+	fi
+	[ -n "$STREAK_US" ] && [ "$ACTIVE" = "$was" ] || STREAK_US=$now
+	((now - STREAK_US >= 1000000))
+}
+
+# pair_state: both nodes in a line, for failure messages.
+pair_state() {
+	printf 'node 1 %s (%s), node 2 %s (%s), router at %s' "$(node_sample 1)" "$(cluster_state 1)" \
+		"$(node_sample 2)" "$(cluster_state 2)" "$(router_neighbours)"
+}
+
+# ring_link STATE MEMBERS: node 2's ring link STATE (down: cut, up: healed),
+# then each node's corosync sees MEMBERS members. LINK_US: the change.
+ring_link() {
+	local i
+	LINK_US=$(failover_now_us)
+	cluster_ring_link "$P" 2 "$1" || fail "cannot set node 2's ring link $1"
+	for i in 1 2; do
+		cluster_await_members "$P" "$i" "$2" || fail "node $i's corosync does not see $2 member(s)"
+	done
+}
+
+# split_cut: the ring cut, each corosync alone. CUT_US: the cut.
+split_cut() {
+	ring_link down 1
+	CUT_US=$LINK_US
+	step "ring cut: each corosync alone $(failover_ms_since "$CUT_US" "$(failover_now_us)") ms after"
+}
+
+# split_heal [router]: the ring link up, both corosyncs members again; then
+# the pair converges for 1 s (converged_1s) within SPLIT_CONVERGE_S.
+# HEAL_US; CONVERGE_MS (to the start of that second); false when it did not.
+split_heal() {
+	ring_link up 2
+	HEAL_US=$LINK_US STREAK_US="" ACTIVE=""
+	if ! await_cond $((SPLIT_CONVERGE_S + 1)) converged_1s "$@" 2>/dev/null ||
+		(((STREAK_US - HEAL_US) / 1000 > SPLIT_CONVERGE_S * 1000)); then
+		CONVERGE_MS=none
+		return 1
+	fi
+	CONVERGE_MS=$(failover_ms_since "$HEAL_US" "$STREAK_US")
+	step "healed: node $ACTIVE active${1:+, the router on it}, sync verify agrees" \
+		"$CONVERGE_MS ms after, and for 1 s"
+}
+
+# ap-split-qdevice: the ring cut, both nodes reaching qnetd: qnetd's vote
+# goes to node 1 (ffsplit, equal halves: the lowest id), node 2 loses quorum
+# and never owns or announces; healed, node 1 stays active.
+scenario_ap_split_qdevice() {
+	local settled_ms rc1 rc2 cut errors=()
+	ap_start 2
+	rc1=$(role_changes 1) && rc2=$(role_changes 2) || exit 1
+	sampler_start
+	split_cut
+	failover_await_cluster "$P" 2 '.quorate == false and .role == "passive"' ||
+		fail "node 2, on the side qnetd did not choose, is quorate or active: $(cluster_state 2)"
+	await_cond 10 one_owner 1 || fail "node 1 does not own the VIPs alone: $(pair_state)"
+	settle "$CUT_US" "the cut"
+	await_synced_everywhere "during the split" || errors+=("a node lost entries in the split")
+	[ "$(router_neighbours)" = "$(cluster_node_mac 1) $(cluster_node_mac 1)" ] ||
+		errors+=("the router reaches the VIPs at '$(router_neighbours)' after the cut, not node 1")
+	split_heal || fail "the pair has not converged ${SPLIT_CONVERGE_S} s after the heal: $(pair_state)"
+	split_report
+	cut=$CUT_US CUT_US=""
+	# Timed by the samples (every 100 ms a node): node 2's first without
+	# quorum, and the first of those that show the split's end state
+	# until the heal.
+	TAKEOVER_MS=$(owners "$cut" | awk -v t="$cut" '$3 ~ /^n2=[a-z-]*\/nq,/ {
+		print int(($1 - t) / 1000); exit }')
+	settled_ms=$(settled_since "$cut" "$HEAL_US")
+	step "node 2 without quorum ${TAKEOVER_MS:=none} ms after the cut (sampled), the split's" \
+		"state (node 1 alone active and owning, node 2 passive without quorum) from" \
+		"${settled_ms:=none} ms until the heal"
+	step "role changes from the cut: node 1 $(($(role_changes 1) - rc1))," \
+		"node 2 $(($(role_changes 2) - rc2))"
+	[ "$ACTIVE" = 1 ] || errors+=("node $ACTIVE is active after the heal, not node 1")
+	[ "$(router_neighbours)" = "$(cluster_node_mac 1) $(cluster_node_mac 1)" ] ||
+		errors+=("the router reaches the VIPs at '$(router_neighbours)' after the heal, not node 1")
+	[ -z "$(two_owners_since "$cut")" ] ||
+		errors+=("both nodes owned the VIPs: $(two_owners_since "$cut" | head -n 3 | paste -sd';')")
+	[ -z "$(answers_from 2 "$cut")" ] ||
+		errors+=("node 2 announced or answered for the VIPs after the cut (ms from the cut):$(
+			announcements "$cut" | grep ' n2 ' | head -n 4 | paste -sd',')")
+	[ "$settled_ms" != none ] && ((settled_ms <= AP_SPLIT_BOUND_MS)) ||
+		errors+=("the split's state held from $settled_ms ms after the cut, not within $AP_SPLIT_BOUND_MS ms")
+	stop_hold
+	report "$dir/held.json" "$TAKEOVER_MS" || errors+=("connections were lost")
+	[ ${#errors[@]} -eq 0 ] || fail "$(printf '%s; ' "${errors[@]}")"
+}
+
+# announced_times T_US I KIND IP: how many KIND events from node I for IP
+# the router heard after T_US.
+announced_times() {
+	failover_events "$P" | awk -v t="$1" -v mac="mac=$(cluster_node_mac "$2")" -v kind="kind=$3" \
+		-v ip="ip=$4" '{ split($1, s, "=") } s[2] + 0 > t + 0 && $2 == kind && $3 == ip && $NF == mac' |
+		wc -l
+}
+
+# announced_all T_US I: node I's whole announcement after T_US was heard: a
+# gratuitous ARP and an unsolicited NA, 5 times each (the dataplane's
+# CONTROL_ANNOUNCE_TIMES, the last 800 ms after the first).
+announced_all() {
+	[ "$(announced_times "$1" "$2" garp "$TOPO_VIP4")" -ge 5 ] &&
+		[ "$(announced_times "$1" "$2" na "$TOPO_VIP6")" -ge 5 ]
+}
+
+# ap-split-two-node: the ring cut under two_node: both halves keep quorum
+# and node 2 takes the VIPs too; connections survive, new ones are served;
+# healed, the pair converges with at most one role change per node and no
+# announcement from the node that ends passive.
+scenario_ap_split_two_node() {
+	local rc1 rc2 ch1 ch2 passive errors=()
+	ap_start 2
+	sampler_start
+	split_cut
+	announced "$CUT_US" 2 "the cut"
+	TAKEOVER_MS=$(failover_ms_since "$CUT_US" "$ANNOUNCED_US")
+	settle "$CUT_US" "the cut"
+	neighbours_at 2 "node 2's announcements"
+	await_synced_everywhere "during the split" || errors+=("a node lost entries in the split")
+	step "node 2 announced the VIPs $TAKEOVER_MS ms after the cut; node 1: $(node_sample 1)"
+	run_in "${P}c" "$LBTOOLS/lbclient" --connect "$TOPO_VIP4" "$TOPO_PORT" --conns 60 --json \
+		>"$dir/new.json" 2>"$dir/new.err"
+	clients_ok "$dir/new.json" || fail "new connections during the split failed: $(cat "$dir/new.err")"
+	step "60 new connections during the split served"
+	# The heal after node 2's last announcement: one still due would tell
+	# nothing of the heal.
+	await_cond 10 announced_all "$CUT_US" 2 || fail "node 2's announcements did not all arrive"
+	rc1=$(role_changes 1) && rc2=$(role_changes 2) || exit 1
+	split_heal router ||
+		errors+=("the pair has not converged ${SPLIT_CONVERGE_S} s after the heal: $(pair_state)")
+	settle "$HEAL_US" "the heal"
+	ch1=$(($(role_changes 1) - rc1)) ch2=$(($(role_changes 2) - rc2))
+	split_report
+	CUT_US=""
+	step "role changes from the heal: node 1 $ch1, node 2 $ch2; node ${ACTIVE:-none} active"
+	((ch1 <= 1)) || errors+=("node 1 changed its role $ch1 times after the heal")
+	((ch2 <= 1)) || errors+=("node 2 changed its role $ch2 times after the heal")
+	if [ -n "$ACTIVE" ]; then
+		passive=$((3 - ACTIVE))
+		! announcements "$HEAL_US" | grep -Eq " n$passive (garp|na) " ||
+			errors+=("node $passive, passive in the end, announced after the heal (ms from the heal):$(
+				announcements "$HEAL_US" | grep -E " n$passive (garp|na) " | head -n 4 | paste -sd',')")
+	fi
+	stop_hold
+	report "$dir/held.json" "$TAKEOVER_MS" || errors+=("connections were lost")
+	[ ${#errors[@]} -eq 0 ] || fail "$(printf '%s; ' "${errors[@]}")"
+}
+
 # ------------------------------------------------------- active-active
 
 CLUSTER_KEYS='mode = "active-active";'
@@ -543,7 +1026,7 @@ CLUSTER_KEYS='mode = "active-active";'
 # first).
 aa_start() {
 	local i
-	if [ "$BASE" = bgp ] && [ "$MANUAL" = 0 ]; then
+	if [ "$BGP" = 1 ] && [ "$MANUAL" = 0 ]; then
 		[ -x packaging/hooks/bird2 ] ||
 			fail "packaging/hooks/bird2 is missing: the bird2 hook has not landed"
 		mkdir -p "$dir/hooks" && ln -sf "$PWD/packaging/hooks/bird2" "$dir/hooks/bird2"
@@ -556,8 +1039,10 @@ aa_start() {
 		announce "$i" || exit 1
 	done
 	if ! failover_await_nexthops "$P" 3 30 || ! failover_await_nexthops "$P" 3 10 6; then
+		[ "$BFD" = 0 ] || log "$SCENARIO: the router's BFD sessions: $(failover_bfd_sessions "$P" 2>&1)"
 		fail "the router's VIP routes are not through the 3 nodes"
 	fi
+	hashed_by_headers 3
 	failover_watch_start "$P" || exit 1
 	if [ "$BASE" = aa-reshuffle-nosync ]; then
 		for i in 1 2 3; do
@@ -568,6 +1053,37 @@ aa_start() {
 	await_cond 10 held_recorded ||
 		fail "the nodes made $(wc -l <"$dir/held.flows") entries, not $((CONNS + CONNS6))"
 	[ "$BASE" = aa-reshuffle-nosync ] || await_synced_everywhere "once held" || exit 1
+}
+
+# hashed_by_headers K: the router spreads flows over its K next hops by their
+# headers alone (failover_router_hash): each of 32 client source ports gets
+# the same next hop when asked three times, and together they get all K,
+# v4 and v6. With policy 1 a flow follows its sender's socket hash, which
+# TCP changes at every retransmission timeout: a flow stuck on a dead next
+# hop would move by itself and hide the failure.
+hashed_by_headers() {
+	local f policy fields sport hop again hops=()
+	for f in 4 6; do
+		policy=$(ip netns exec "${P}r" sysctl -n "net.ipv$f.fib_multipath_hash_policy")
+		fields=$(ip netns exec "${P}r" sysctl -n "net.ipv$f.fib_multipath_hash_fields")
+		if [ "$policy" != 3 ] || ((fields != 0x37)); then
+			fail "the router's IPv$f multipath hash is policy $policy, fields $fields, not 3, 0x37"
+		fi
+		hops=()
+		for ((sport = 40000; sport < 40032; sport++)); do
+			hop=$(failover_nexthop_of "$P" "$sport" "$f")
+			[ -n "$hop" ] || fail "the router has no IPv$f next hop for source port $sport"
+			for again in 2 3; do
+				[ "$(failover_nexthop_of "$P" "$sport" "$f")" = "$hop" ] ||
+					fail "source port $sport: IPv$f next hop $hop, then another (ask $again)"
+			done
+			hops+=("$hop")
+		done
+		[ "$(printf '%s\n' "${hops[@]}" | sort -u | wc -l)" -eq "$1" ] ||
+			fail "32 source ports over IPv$f next hops $(printf '%s\n' "${hops[@]}" | sort |
+				uniq -c | paste -sd,), not all $1"
+	done
+	step "the router hashes by headers: 32 source ports keep their next hops, over all $1"
 }
 
 # add_backend4: backend b4 in every running node's config, reloaded.
@@ -664,20 +1180,340 @@ scenario_aa() {
 	esac
 }
 
+# ------------------------------------------------- active-active with BFD
+
+# stream_start: new connections opened all along, until stream_stop: every
+# 100 ms an lbclient of 2 connections (one round, 5 s at most: a SYN lost to
+# a dead node is sent again after 1 s), to the IPv4 and the IPv6 VIP in
+# turn, each in the background so that one waiting does not delay the next.
+stream_start() {
+	rm -rf "$dir/stream" "$dir/stream.stop"
+	mkdir "$dir/stream"
+	stream_loop &
+	STREAM_PID=$!
+}
+
+stream_loop() {
+	local k=0 vip
+	while [ ! -e "$dir/stream.stop" ]; do
+		vip=$TOPO_VIP4
+		((k % 2 == 0)) || vip=$TOPO_VIP6
+		run_in "${P}c" "$LBTOOLS/lbclient" --connect "$vip" "$TOPO_PORT" --conns 2 --rounds 1 \
+			--timeout-s 5 --json >"$dir/stream/$k.json" 2>/dev/null &
+		k=$((k + 1))
+		sleep 0.1
+	done
+	wait
+}
+
+# stream_stop: the stream ended, every client awaited; STREAM_SUMMARY says
+# how many connections were opened and how many failed (by error).
+stream_stop() {
+	: >"$dir/stream.stop"
+	wait "$STREAM_PID" 2>/dev/null
+	STREAM_PID=""
+	STREAM_SUMMARY=$(cat "$dir"/stream/*.json | jq -rs '"\(map(.conns) | add) new connections" +
+		" in \(length) clients, \(map(.failed + .backend_changed) | add) failed" +
+		" (errors \(map(.errors | to_entries[] | select(.value > 0)) | group_by(.key) |
+			map("\(.[0].key) \(map(.value) | add)") | join(", ") | if . == "" then "none" else . end))"')
+}
+
+# route_without_us I T_US: the later of the first route events after T_US
+# of the two VIP routes without node I's next hop.
+route_without_us() {
+	local t4 t6
+	t4=$(failover_first_route_without "$P" "$2" "$TOPO_VIP4" "$(cluster_node_addr4 "$1")") &&
+		t6=$(failover_first_route_without "$P" "$2" "$TOPO_VIP6" "$(cluster_node_addr6 "$1")") ||
+		return 1
+	echo $((t4 > t6 ? t4 : t6))
+}
+
+_route_without() { route_without_us "$@" >/dev/null; }
+
+# bfd_changes I: the state changes of node I's dataplane's BFD sessions,
+# summed.
+bfd_changes() {
+	cluster_ctl "$P" "$1" --json bfd | jq -e '[.sessions[].state_changes] | add'
+}
+
+# bfd_states: every node's sessions ("nI PEER STATE changes=C") and the
+# router's bird's, for reports and failures.
+bfd_states() {
+	local i pid
+	for i in 1 2 3; do
+		pid=$(_cluster_pid "$P" "dataplane-n$i") || continue
+		# a stopped dataplane would leave maglbctl waiting
+		[ "$pid" != "$HUNG_PID" ] || { echo "n$i stopped"; continue; }
+		cluster_ctl "$P" "$i" --json bfd 2>/dev/null | jq -r --arg n "n$i" \
+			'"\($n) serving=\(.serving) " + ([.sessions[] |
+				"\(.peer) \(.state) changes=\(.state_changes)"] | join(", "))'
+	done
+	failover_bfd_sessions "$P" 2>&1 | awk '$1 ~ /^[0-9a-f.:]+$/ { print "bird", $1, $3, "since", $4 }'
+}
+
+# bgp_routes: the router's bird's VIP routes learnt by BGP, one
+# "PROTOCOL>NEXT_HOP" a route.
+bgp_routes() {
+	local vip
+	for vip in "$FAILOVER_VIP_ROUTE4" "$FAILOVER_VIP_ROUTE6"; do
+		birdc -s "$(_failover_bird_router_socket "$P")" show route "$vip" all
+	done | awk '/ unicast \[/ { sub(/^.*unicast \[/, ""); proto = $1 }
+		$1 == "via" { via = $2 } $1 == "Type:" && $2 == "BGP" { print proto ">" via }'
+}
+
+# kill_3: node 3 fails as the scenario says; FAIL_US, the start of it.
+kill_3() {
+	local ns
+	ns=$(cluster_ns "$P" 3)
+	FAIL_US=$(failover_now_us)
+	case $BASE in
+	aa-node-death | aa-bgp-node-death)
+		# as a machine dies: its links go first (its kernel sends no FIN,
+		# RST or ARP reply after), then every process at once
+		if ! ip -n "$ns" link set dev lb0 down || ! ip -n "$ns" link set dev ring0 down; then
+			fail "cannot take node 3's links down"
+		fi
+		failover_node_kill9 "$P" 3
+		;;
+	aa-dataplane-death) cluster_dataplane_kill9 "$P" 3 ;;
+	aa-hung-dataplane)
+		HUNG_PID=$(_cluster_pid "$P" dataplane-n3) || fail "node 3's dataplane has no pid"
+		kill -STOP "$HUNG_PID"
+		;;
+	aa-syncd-death) cluster_syncd_kill9 "$P" 3 ;;
+	esac
+}
+
+# await_without_3 T_US BOUND_TEXT: the router's VIP routes without node 3
+# after T_US, awaited; TAKEOVER_MS, from T_US to them.
+await_without_3() {
+	await_cond 10 _route_without 3 "$1" ||
+		fail "the router's VIP routes still go through node 3: $(failover_nexthops "$P" | paste -sd,)" \
+			"$(failover_nexthops "$P" 6 | paste -sd,); BFD: $(bfd_states | paste -sd';')"
+	TAKEOVER_MS=$(failover_ms_since "$1" "$(route_without_us 3 "$1")")
+	step "the router's VIP routes without node 3 $TAKEOVER_MS ms after $BASE (bound $2)"
+}
+
+# bfd_finish BOUND_MS: the sessions printed, the held connections stopped
+# and reported; fails unless every one survived and TAKEOVER_MS <= BOUND_MS.
+bfd_finish() {
+	step "BFD after: $(bfd_states | paste -sd';')"
+	stop_hold
+	report "$dir/held.json" "$TAKEOVER_MS" || exit 1
+	((TAKEOVER_MS <= $1)) ||
+		fail "the router's route lost node 3 after $TAKEOVER_MS ms, over $1 ms"
+}
+
+# aa-node-death, aa-dataplane-death, aa-hung-dataplane, aa-syncd-death:
+# node 3 (or a daemon of it) fails under the held connections and a stream
+# of new ones; the router's bird drops its next hop when its BFD sessions
+# go Down (silence: detection time; syncd's death: the serving lease ends,
+# then the dataplane says Down), and every connection lives on nodes 1
+# and 2 (their entries synced from node 3).
+scenario_aa_bfd() {
+	local bound=$BFD_BOUND_MS lease_ms="" f
+	aa_start
+	if [ "$BASE" = aa-syncd-death ]; then
+		lease_ms=$(failover_cluster_value "$P" 3 .lease_ms) || exit 1
+		bound=$((lease_ms + BFD_BOUND_MS))
+	fi
+	step "BFD ${BFD_INTERVAL_MS} ms x $BFD_MULT: $(bfd_states | paste -sd';')"
+	if [ "$BGP" = 1 ]; then
+		failover_bird_await_sessions "$P" 6 ||
+			fail "the router has not 6 BGP sessions: $(birdc -s "$(_failover_bird_router_socket "$P")" show protocols)"
+		[ "$(bgp_routes | wc -l)" = 6 ] ||
+			fail "the router has not 6 VIP routes by BGP (3 nodes, v4 and v6): $(bgp_routes | paste -sd' ')"
+		step "the router's VIP routes by BGP: $(bgp_routes | paste -sd' ')"
+	fi
+	stream_start
+	sleep 0.5
+	kill_3
+	await_without_3 "$FAIL_US" "${bound} ms${lease_ms:+, lease $lease_ms ms}"
+	# BFD, not BGP, took node 3 out: its sessions last until the hold time
+	[ "$BGP" = 0 ] || _failover_bird_sessions_are "$P" 6 ||
+		fail "node 3's BGP sessions went before its routes did: not BFD's doing"
+	for f in 4 6; do
+		failover_await_nexthops "$P" 2 10 "$f" ||
+			fail "the router's IPv$f VIP route has not 2 next hops: $(failover_nexthops "$P" "$f" |
+				paste -sd,)"
+	done
+	settle "$FAIL_US" "node 3's failure"
+	# the stream goes on past a SYN sent again (1 s) after the change
+	sleep 1.5
+	stream_stop
+	step "from 0.5 s before the failure to 1.5 s after every connection answered: $STREAM_SUMMARY"
+	bfd_finish "$bound"
+}
+
+# down_for_service I: node I's dataplane's sessions all Down with diag
+# Concatenated Path Down (it should get no traffic), and bird's with it not
+# Up: Down, or Init once it heard the node's Down again (RFC 5880 6.8.6),
+# where it stays while the node keeps saying Down.
+down_for_service() {
+	cluster_ctl "$P" "$1" --json bfd | jq -e '.serving == false and ([.sessions[] |
+		select(.state == "Down" and .local_diag == "concat-path-down")] | length) == 2' \
+		>/dev/null &&
+		[ "$(failover_bfd_sessions "$P" | awk -v a="$(cluster_node_addr4 "$1")" \
+			-v b="$(cluster_node_addr6 "$1")" '($1 == a || $1 == b) && $3 != "Up"' | wc -l)" = 2 ]
+}
+
+# aa-standby, aa-quorum: node 3 taken out of service while it runs (standby,
+# or its ring link cut: no quorum); its dataplane's sessions go Down at
+# once, with diag Concatenated Path Down, and the router's routes lose it;
+# then back in (standby off, or healed: resynced, active again), its
+# sessions Up and its next hop back. Every connection survives.
+scenario_aa_out() {
+	local bound t0 t f
+	aa_start
+	step "BFD ${BFD_INTERVAL_MS} ms x $BFD_MULT: $(bfd_states | paste -sd';')"
+	stream_start
+	sleep 0.5
+	t0=$(failover_now_us)
+	case $BASE in
+	aa-standby)
+		bound=$STANDBY_BOUND_MS
+		standby 3
+		;;
+	aa-quorum)
+		bound=$AP_NODE_BOUND_MS
+		cluster_ring_link "$P" 3 down || fail "cannot cut node 3's ring link"
+		;;
+	esac
+	await_without_3 "$t0" "$bound ms"
+	await_cond 5 down_for_service 3 ||
+		fail "node 3's sessions are not Down for service: $(bfd_states | paste -sd';')"
+	step "BFD out of service: $(bfd_states | paste -sd';')"
+	settle "$t0" "node 3 out of service"
+	t0=$(failover_now_us)
+	case $BASE in
+	aa-standby)
+		cluster_syncd_ctl "$P" 3 cluster standby off >/dev/null || fail "cluster standby off node 3 refused"
+		;;
+	aa-quorum)
+		cluster_ring_link "$P" 3 up || fail "cannot heal node 3's ring link"
+		;;
+	esac
+	await_role 3 active
+	for f in 4 6; do
+		failover_await_nexthops "$P" 3 20 "$f" ||
+			fail "node 3's IPv$f next hop is not back: $(bfd_states | paste -sd';')"
+	done
+	t=$(failover_first_event_after "$P" "$t0" route-add dst="$TOPO_VIP4" \
+		via="$(failover_nexthops "$P" | paste -sd,)") ||
+		fail "the route monitor saw no route through the 3 nodes"
+	step "node 3 back on the router's route $(failover_ms_since "$t0" "$t") ms after"
+	settle "$t0" "node 3's return"
+	sleep 1.5
+	stream_stop
+	step "from 0.5 s before node 3 went out to 1.5 s after its return: $STREAM_SUMMARY"
+	bfd_finish "$bound"
+}
+
+# load_start: both cores kept busy, a yes(1) pinned to each, besides the
+# held connections and the stream.
+load_start() {
+	local cpu
+	for cpu in $(seq 0 $(($(nproc) - 1))); do
+		taskset -c "$cpu" yes >/dev/null &
+		LOAD_PIDS+=" $!"
+	done
+}
+
+load_stop() {
+	# shellcheck disable=SC2086 # several pids
+	kill $LOAD_PIDS 2>/dev/null
+	# shellcheck disable=SC2086
+	wait $LOAD_PIDS 2>/dev/null
+	LOAD_PIDS=""
+}
+
+# route_events T_US: how many route events of the VIP routes after T_US.
+route_events() {
+	failover_events "$P" | awk -v t="$1" '{ split($1, s, "=") }
+		s[2] + 0 > t + 0 && $2 ~ /^kind=route-/' | wc -l
+}
+
+# bird_sessions_same BEFORE AFTER: BIRD's `show bfd sessions` lists the same
+# six sessions, all Up, each changed state last at the same time. BIRD prints
+# that time converted from its monotonic clock afresh, so it may move by a
+# millisecond; a flap moves it by at least a detection time.
+BIRD_SINCE_SLACK_MS=50
+bird_sessions_same() {
+	awk -v slack="$BIRD_SINCE_SLACK_MS" '
+		function ms(t, a) { split(t, a, ":"); return ((a[1] * 60 + a[2]) * 60 + a[3]) * 1000 }
+		FNR == 1 { f++ }
+		$3 != "Up" { bad = 1 }
+		f == 1 { since[$1] = ms($4); n++ }
+		f == 2 { m++; d = ms($4) - since[$1]
+			if (!($1 in since) || d > slack || d < -slack) bad = 1 }
+		END { exit !(n == 6 && m == 6 && !bad) }' <(printf '%s\n' "$1") <(printf '%s\n' "$2")
+}
+
+# aa-flap: the trio under load (the held connections, the stream, both
+# cores busy) for FLAP_WATCH_S: no BFD session goes down, on either side.
+scenario_aa_flap() {
+	local t0 i before=() after changes=0 events bird0 bird1 errors=()
+	aa_start
+	bird0=$(failover_bfd_sessions "$P" | grep -E '^[0-9a-f.:]+ ')
+	for i in 1 2 3; do
+		before[i]=$(bfd_changes "$i") || fail "maglbctl bfd on node $i: $(cluster_ctl "$P" "$i" bfd 2>&1)"
+	done
+	step "BFD ${BFD_INTERVAL_MS} ms x $BFD_MULT: $(bfd_states | paste -sd';')"
+	t0=$(failover_now_us)
+	load_start
+	stream_start
+	sleep "$FLAP_WATCH_S"
+	stream_stop
+	load_stop
+	settle "$t0" "the load"
+	for i in 1 2 3; do
+		after=$(bfd_changes "$i") || fail "maglbctl bfd on node $i"
+		changes=$((changes + after - before[i]))
+		((after == before[i])) ||
+			errors+=("node $i's BFD sessions changed state $((after - before[i])) times")
+	done
+	bird1=$(failover_bfd_sessions "$P" | grep -E '^[0-9a-f.:]+ ')
+	bird_sessions_same "$bird0" "$bird1" ||
+		errors+=("bird's sessions changed: before $(paste -sd';' <<<"$bird0"), after $(paste -sd';' <<<"$bird1")")
+	events=$(route_events "$t0")
+	[ "$events" -eq 0 ] || errors+=("$events route events of the VIP routes: $(failover_events "$P" |
+		awk -v t="$t0" '{ split($1, s, "=") } s[2] + 0 > t + 0 && $2 ~ /^kind=route-/' | head -n 6 |
+		paste -sd';')")
+	step "${FLAP_WATCH_S} s under load: $changes BFD state changes on the nodes, $events route" \
+		"events, bird's sessions $(bird_sessions_same "$bird0" "$bird1" && echo unchanged ||
+			echo changed); $STREAM_SUMMARY"
+	step "BFD after: $(bfd_states | paste -sd';')"
+	stop_hold
+	report "$dir/held.json" none || errors+=("connections were lost")
+	[ ${#errors[@]} -eq 0 ] || fail "$(printf '%s; ' "${errors[@]}")"
+}
+
 # ------------------------------------------------------- backend down
 
 B2_ADDRS=("$(topo_backend_addr4 l2 2)" "$(topo_backend_addr6 l2 2)")
 
-# every_node_says STATE ADDR...: every node's dataplane has each backend
-# ADDR in STATE (one maglbctl a node: this is polled while timed).
+# node_says I STATE ADDR...: node I's dataplane has each backend ADDR in
+# STATE.
+node_says() {
+	local i=$1 state=$2
+	shift 2
+	cluster_ctl "$P" "$i" --json backends | jq -e --arg s "$state" --args \
+		'[.backends[] | select(.address == ($ARGS.positional[])) | .state] |
+		 length == ($ARGS.positional | length) and all(. == $s)' "$@" >/dev/null
+}
+
+# every_node_says STATE ADDR...: node_says on every node, the three asked at
+# once (this is polled while timed: one maglbctl's time a round, not three).
 every_node_says() {
-	local state=$1 i
-	shift
+	local i pids=() ok=0
 	for i in 1 2 3; do
-		cluster_ctl "$P" "$i" --json backends | jq -e --arg s "$state" --args \
-			'[.backends[] | select(.address == ($ARGS.positional[])) | .state] |
-			 length == ($ARGS.positional | length) and all(. == $s)' "$@" >/dev/null || return 1
+		node_says "$i" "$@" &
+		pids+=($!)
 	done
+	for i in "${pids[@]}"; do
+		wait "$i" || ok=1
+	done
+	return $ok
 }
 
 # maglev_digests: `sync verify` (from node 1) agrees on every member's
@@ -746,6 +1582,13 @@ ap-dataplane | ap-node) scenario_ap ;;
 ap-hung-dataplane) scenario_ap_hung ;;
 ap-syncd) scenario_ap_syncd ;;
 ap-quorum) scenario_ap_quorum ;;
+ap-split-qdevice) scenario_ap_split_qdevice ;;
+ap-split-two-node) scenario_ap_split_two_node ;;
 aa-reshuffle | aa-reshuffle-nosync | rejoin | bgp) scenario_aa ;;
+aa-node-death | aa-bgp-node-death | aa-dataplane-death | aa-hung-dataplane | aa-syncd-death)
+	scenario_aa_bfd
+	;;
+aa-standby | aa-quorum) scenario_aa_out ;;
+aa-flap) scenario_aa_flap ;;
 backend-down) scenario_backend_down ;;
 esac

@@ -2,30 +2,42 @@
 # check_pcap: maglb-dataplane between two pcaps, through DPDK's net_pcap
 # (rx_pcap in, tx_pcap out): fragments, ICMP errors, too-big replies, IPv4
 # fragmentation, malformed frames, ARP and ND, martian sources, VLAN tags,
-# frames longer than an mbuf, and what the workers export to syncd
-# (tests/tools/pcapgen.c says frame by frame).
+# frames longer than an mbuf, what the workers export to syncd, and BFD
+# packets, good and bad (tests/tools/pcapgen.c says frame by frame).
 #
 #   check_pcap.sh [SCENARIO...]    default: frags4 frags6 icmp toobig
 #                                  malformed neigh neigh_after martian vlan jumbo
-#                                  mutated (identities only) export
+#                                  mutated (identities only) export bfd bfd_off
+#                                  bfd_auth
 #
 # Per scenario: pcapgen writes the input pcap and the expectations; the
 # dataplane starts (no hugepages, its own EAL file prefix and IPC service)
 # with the port "net_pcap0,rx_pcap=IN,tx_pcap=OUT", static gateway MACs
-# unless the expectations name gateways to resolve ("neigh" lines), and
-# the port's VLAN if they give one. Once maglbctl shows every input frame
-# received and accounted for, these identities must hold, per worker and
-# in total, and are printed:
+# unless the expectations name gateways to resolve ("neigh" lines), the
+# port's VLAN if they give one, and a bfd section if they name BFD peers
+# ("bfd peer" lines: the peers, interval, multiplier, auth). Once
+# maglbctl shows every input frame received and accounted for, these
+# identities must hold, per worker and in total, and are printed:
 #   RX_PACKETS = FORWARDED + the sum of the drop reasons + SLOW_PATH
 #   TX_PACKETS + TX_MADE_LOST + TX_FULL = FORWARDED + TX_FULL + TX_MADE
 # and, the control thread's rings drained,
-#   SLOW_PATH = SLOW_ANSWERED + SLOW_LEARNT + SLOW_IGNORED + its refusals;
-# then the counters must equal the expected ones exactly: every drop reason,
-# RX, TX, FORWARDED, SLOW_PATH, TX_MADE (fragments past a split packet's
-# first, too-big replies, and the control thread's frames: ARP replies, NAs,
-# solicitations), too-big replies, new flows, fragments, packets fragmented,
-# ICMP errors, the flow events exported to syncd (export), and the control
-# thread's outcome of every ARP and ND frame and its answers; every
+#   SLOW_PATH = SLOW_ANSWERED + SLOW_LEARNT + SLOW_IGNORED + its refusals
+#               + BFD_ACCEPTED + BFD_NO_SESSION + BFD_BAD_UDP + the BFD drops
+# (dataplane/README.md, "Every frame accounted for"); then the counters
+# must equal the expected ones exactly: every drop reason, RX, TX,
+# FORWARDED, SLOW_PATH, TX_MADE (fragments past a split packet's first,
+# too-big replies, and the control thread's frames: ARP replies, NAs,
+# solicitations, BFD packets), too-big replies, new flows, fragments,
+# packets fragmented, ICMP errors, the flow events exported to syncd
+# (export), the control thread's outcome of every ARP, ND and BFD frame
+# and its answers, every BFD drop reason (scope bfd, and maglbctl bfd's
+# drops); with BFD peers, the sessions must end as expected ("bfd session"
+# lines: a dropped packet changes none), having sent a packet each at
+# least (pcapcheck checks them), and BFD_SENT + BFD_NO_NEIGHBOUR must be
+# the packets they sent (the sessions send one a second while not Up, and
+# the peers are solicited until learnt, for as long as the run takes: so
+# BFD_SENT, BFD_NO_NEIGHBOUR and SOLICITS alone are not compared with a
+# figure, and TX_MADE counts what the control thread says it made); every
 # backend's next-hop MAC (maglbctl backends) must be its gateway's
 # (configured, or learnt from the valid answer and never from a refused
 # frame) or, on an l2 VIP, its own; SIGTERM must stop it with status 0;
@@ -47,6 +59,7 @@ DATAPLANE=$MAGLB_BUILD/dataplane/maglb-dataplane
 MAGLBCTL=$MAGLB_BUILD/ctl/maglbctl
 COUNTERS_H=$src/dataplane/core/counters.h
 NDISC_H=$src/dataplane/core/ndisc.h
+BFD_H=$src/dataplane/core/bfd.h
 TIMEOUT_S=30
 # log, eal_dirs (only functions and the topology's constants: no namespace)
 # shellcheck source=tests/e2e/lib.sh
@@ -70,10 +83,15 @@ mapfile -t DROPS < <(xmacro DP_DROP_REASONS "$COUNTERS_H")
 [ "${#DROPS[@]}" -gt 10 ] || { log "cannot read the drop reasons of $COUNTERS_H"; exit 1; }
 mapfile -t REFUSALS < <(xmacro NDISC_REFUSALS "$NDISC_H")
 [ "${#REFUSALS[@]}" -gt 10 ] || { log "cannot read the ARP/ND refusals of $NDISC_H"; exit 1; }
-# One of these per ARP/ND frame the control thread takes.
+# The BFD sessions' drop reasons (counters scope bfd).
+mapfile -t BFD_DROPS < <(xmacro BFD_DROPS "$BFD_H")
+[ "${#BFD_DROPS[@]}" -gt 10 ] || { log "cannot read the BFD drop reasons of $BFD_H"; exit 1; }
+# One of these per ARP/ND frame the control thread takes; one of the BFD
+# ones or a BFD drop per BFD frame.
 OUTCOMES=(SLOW_ANSWERED SLOW_LEARNT SLOW_IGNORED "${REFUSALS[@]}")
+BFD_OUTCOMES=(BFD_ACCEPTED BFD_NO_SESSION BFD_BAD_UDP)
 # The frames the control thread makes, each sent by a worker (TX_MADE).
-CONTROL_SENT=(ARP_REPLIES ND_ADVERTS SOLICITS ANNOUNCES)
+CONTROL_SENT=(ARP_REPLIES ND_ADVERTS SOLICITS ANNOUNCES BFD_SENT)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/maglb-pcap.XXXXXX")
 SCENARIOS=()
@@ -102,10 +120,17 @@ trap 'exit 143' TERM
 # are pcapgen's vip_plan (pcapcheck fails on any disagreement), its MTU
 # pcapgen's PORT_MTU (the "mtu" line pcapcheck sizes fragments by), its
 # VLAN the "vlan" line's; "neigh" lines: no gateway MACs, the dataplane
-# resolves the gateways.
+# resolves the gateways; "bfd" lines: a bfd section.
 write_config() {
-	local vlan macs4='gateway_mac = "02:00:00:00:00:01";' macs6='gateway6_mac = "02:00:00:00:00:01";'
+	local vlan bfd macs4='gateway_mac = "02:00:00:00:00:01";' macs6='gateway6_mac = "02:00:00:00:00:01";'
 	vlan=$(awk '$1 == "vlan" { printf "vlan = %u;", $2 }' "$4")
+	bfd=$(awk '$1 == "bfd" && $2 == "peer" { peers = peers (peers == "" ? "" : ", ") "\"" $3 "\"" }
+		$1 == "bfd" && $2 == "interval" { interval = $3 }
+		$1 == "bfd" && $2 == "multiplier" { mult = $3 }
+		$1 == "bfd" && $2 == "auth" { auth = sprintf(" auth = { key_id = %u; key = \"%s\"; };", $3, $4) }
+		END { if (peers != "")
+			printf "bfd = { peers = ( %s ); interval_ms = %u; multiplier = %u;%s };", peers,
+				interval, mult, auth }' "$4")
 	if grep -q '^neigh ' "$4"; then
 		macs4='' macs6=''
 	fi
@@ -119,6 +144,7 @@ ports = (
 );
 flows = { capacity = 4096; shared_capacity = 4096; };
 health = { type = "none"; };
+$bfd
 vips = (
   { name = "udp4"; address = "198.18.1.1"; port = 53; protocol = "udp"; encap = "gre";
     hash = "client";
@@ -187,18 +213,19 @@ dp_gone() { ! dp_alive; }
 ctl() { "$MAGLBCTL" --service "$service" "$@"; }
 dp_up() { ctl status >/dev/null 2>&1; }
 
-# Read the counters: C (total, NAME -> value), K (control), W (per worker,
-# "workerN NAME"), and WORKERS, the workers' scopes.
-declare -A C K W E
+# Read the counters: C (total, NAME -> value), K (control), B (bfd), W (per
+# worker, "workerN NAME"), and WORKERS, the workers' scopes.
+declare -A C K B W E
 WORKERS=()
 read_counters() {
 	local scope name value json
 	json=$(ctl --json counters) || return 1
-	C=() K=() W=() WORKERS=()
+	C=() K=() B=() W=() WORKERS=()
 	while read -r scope name value; do
 		case $scope in
 		total) C[$name]=$value ;;
 		control) K[$name]=$value ;;
+		bfd) B[$name]=$value ;;
 		worker[0-9]*)
 			[ -n "${W["$scope RX_PACKETS"]+set}" ] || WORKERS+=("$scope")
 			W["$scope $name"]=$value ;;
@@ -207,11 +234,13 @@ read_counters() {
 	[ "${#WORKERS[@]}" -gt 0 ]
 }
 
-# cnt SCOPE NAME: a counter read last (total, control or workerN), 0 if absent.
+# cnt SCOPE NAME: a counter read last (total, control, bfd or workerN), 0 if
+# absent.
 cnt() {
 	case $1 in
 	total) echo "${C[$2]:-0}" ;;
 	control) echo "${K[$2]:-0}" ;;
+	bfd) echo "${B[$2]:-0}" ;;
 	*) echo "${W["$1 $2"]:-0}" ;;
 	esac
 }
@@ -238,15 +267,21 @@ identity_tx() {
 }
 
 identity_slow() {
-	local slow answered learnt ignored refused=0 r
+	local slow answered learnt ignored refused=0 r accepted none bad_udp dropped=0
 	slow=$(cnt total SLOW_PATH) answered=$(cnt control SLOW_ANSWERED)
 	learnt=$(cnt control SLOW_LEARNT) ignored=$(cnt control SLOW_IGNORED)
 	for r in "${REFUSALS[@]}"; do
 		refused=$((refused + $(cnt control "$r")))
 	done
+	accepted=$(cnt control BFD_ACCEPTED) none=$(cnt control BFD_NO_SESSION)
+	bad_udp=$(cnt control BFD_BAD_UDP)
+	for r in "${BFD_DROPS[@]}"; do
+		dropped=$((dropped + $(cnt bfd "$r")))
+	done
 	IDENTITY="SLOW_PATH $slow = SLOW_ANSWERED $answered + SLOW_LEARNT $learnt"
-	IDENTITY+=" + SLOW_IGNORED $ignored + refused $refused"
-	[ "$slow" -eq $((answered + learnt + ignored + refused)) ]
+	IDENTITY+=" + SLOW_IGNORED $ignored + refused $refused + BFD_ACCEPTED $accepted"
+	IDENTITY+=" + BFD_NO_SESSION $none + BFD_BAD_UDP $bad_udp + BFD drops $dropped"
+	[ "$slow" -eq $((answered + learnt + ignored + refused + accepted + none + bad_udp + dropped)) ]
 }
 
 # The frames the control thread made and queued, as its counters say.
@@ -291,17 +326,27 @@ check_identities() {
 }
 
 # The expected counters E of the expectations file $1 (control ones as
-# "control:NAME").
+# "control:NAME", BFD drops as "bfd:NAME").
 expected_counters() {
 	local d value made
 	E=()
 	for d in "${DROPS[@]}"; do
 		E[$d]=0
 	done
-	for d in "${OUTCOMES[@]}" "${CONTROL_SENT[@]}"; do
+	# no syncd: the node never serves, so no BFD session comes Up
+	for d in "${OUTCOMES[@]}" "${BFD_OUTCOMES[@]}" "${CONTROL_SENT[@]}" BFD_NO_NEIGHBOUR \
+		BFD_UPS BFD_DOWNS; do
 		E[control:$d]=0
 	done
+	for d in "${BFD_DROPS[@]}"; do
+		E[bfd:$d]=0
+	done
 	grep -q '^neigh ' "$1" && unset 'E[control:SOLICITS]'   # as often as it takes
+	# the peers are solicited, and sent a packet a second each, as long as
+	# the run takes: check_bfd checks these
+	if grep -q '^bfd peer ' "$1"; then
+		unset 'E[control:SOLICITS]' 'E[control:BFD_SENT]' 'E[control:BFD_NO_NEIGHBOUR]'
+	fi
 	E[RX_PACKETS]=$n_in
 	E[FORWARDED]=$(awk '$1 == "pkt" && ($3 == "fwd" || $3 == "frag")' "$1" | wc -l)
 	E[SLOW_PATH]=$(awk '$1 == "pkt" && $3 == "slow"' "$1" | wc -l)
@@ -313,7 +358,8 @@ expected_counters() {
 	E[EXPORT_DROPPED]=0
 	while read -r d; do
 		E[$d]=$((E[$d] + 1))
-	done < <(awk '$1 == "pkt" && ($3 == "drop" || $3 == "slow") { print ($3 == "slow" ? "control:" : "") $4 }
+	done < <(awk '$1 == "pkt" && ($3 == "drop" || $3 == "slow") {
+			print ($3 == "slow" && index($4, ":") == 0 ? "control:" : "") $4 }
 		$1 == "pkt" && $3 == "reply" { print "TOO_BIG" }' "$1")
 	while read -r d value; do
 		E[$d]=$value
@@ -325,11 +371,12 @@ compare_counters() {
 	local name key scope bad=0
 	for key in $(printf '%s\n' "${!E[@]}" | sort); do
 		scope=total name=$key
-		if [ "${key#control:}" != "$key" ]; then
-			scope=control name=${key#control:}
-		fi
+		case $key in
+		control:* | bfd:*) scope=${key%%:*} name=${key#*:} ;;
+		esac
 		if { [ "$scope" = total ] && [ -z "${C[$name]+set}" ]; } ||
-		   { [ "$scope" = control ] && [ -z "${K[$name]+set}" ]; }; then
+		   { [ "$scope" = control ] && [ -z "${K[$name]+set}" ]; } ||
+		   { [ "$scope" = bfd ] && [ -z "${B[$name]+set}" ]; }; then
 			log "  counter $name: missing from maglbctl counters $scope"
 			bad=1
 		elif [ "$(cnt "$scope" "$name")" != "${E[$key]}" ]; then
@@ -382,6 +429,62 @@ check_port_mac() {
 	return 1
 }
 
+# ---- BFD
+
+bfd_sent_at_least() { read_counters && [ "$(cnt control BFD_SENT)" -ge "$1" ]; }
+
+# The packets the sessions sent (maglbctl bfd), summed.
+bfd_packets_out() { ctl --json bfd | jq '[.sessions[].packets_out] | add // 0'; }
+
+# Every packet a session sent is counted once: queued (BFD_SENT) or held
+# for want of the peer's MAC (BFD_NO_NEIGHBOUR); read between two equal
+# readings of the sessions, since they send on. Figures in $IDENTITY.
+bfd_sends_accounted() {
+	local before after sent held
+	before=$(bfd_packets_out) && read_counters && after=$(bfd_packets_out) || return 1
+	sent=$(cnt control BFD_SENT) held=$(cnt control BFD_NO_NEIGHBOUR)
+	IDENTITY="packets_out $after = BFD_SENT $sent + BFD_NO_NEIGHBOUR $held"
+	[ "$before" = "$after" ] && [ "$after" -eq $((sent + held)) ]
+}
+
+# check_bfd EXPECT: with "bfd peer" lines, after compare_counters (E): a
+# packet sent to each peer at least (awaited: 1 s apart while Down), so
+# that pcapcheck has some to check; the sessions as the "bfd session"
+# lines say (a dropped packet changes none); maglbctl bfd's drops those
+# expected of the counters; every packet sent accounted for. Appends
+# "bfd local PEER DISCRIMINATOR" lines to EXPECT: pcapcheck checks the
+# packets out by them.
+check_bfd() {
+	local n_peers want got json d v bad=0
+	n_peers=$(grep -c '^bfd peer ' "$1")
+	await 10 "BFD_SENT $((2 * n_peers)): a BFD packet to each peer" \
+		bfd_sent_at_least $((2 * n_peers)) || bad=1
+	json=$(ctl --json bfd) || { log "  maglbctl bfd failed"; return 1; }
+	want=$(awk '$1 == "bfd" && $2 == "session" { print $3, $4, $5, $6, $7 }' "$1" | sort)
+	got=$(jq -r '.sessions[] | "\(.peer) \(.state) \(.packets_in) \(.remote_discriminator) \(.remote_multiplier)"' \
+		<<<"$json" | sort)
+	if [ "$got" != "$want" ]; then
+		log "  BFD sessions (peer state packets_in remote_discriminator remote_multiplier):"
+		diff <(echo "$want") <(echo "$got") |
+			sed -n 's/^< /    expected: /p; s/^> /    got:      /p'
+		bad=1
+	fi
+	for d in "${BFD_DROPS[@]}"; do
+		v=$(jq -r --arg d "$d" '.drops[$d] // "missing"' <<<"$json")
+		if [ "$v" != "${E[bfd:$d]}" ]; then
+			log "  maglbctl bfd: drop $d $v, expected ${E[bfd:$d]}"
+			bad=1
+		fi
+	done
+	if ! await 5 "every BFD packet sent accounted for" bfd_sends_accounted; then
+		log "  $IDENTITY: FAILS"
+		bad=1
+	fi
+	printf '  bfd      %s\n' "$IDENTITY"
+	jq -r '.sessions[] | "bfd local \(.peer) \(.local_discriminator)"' <<<"$json" >>"$1"
+	return "$bad"
+}
+
 # stop_dataplane: SIGTERM, await the exit, which must be 0.
 stop_dataplane() {
 	local rc=0
@@ -421,6 +524,9 @@ scenario() {
 			if [ "$n_any" -eq 0 ]; then
 				expected_counters "$dir/expect"
 				compare_counters || ok=1
+				if grep -q '^bfd peer ' "$dir/expect"; then
+					check_bfd "$dir/expect" || ok=1
+				fi
 			fi
 		else
 			ok=1
@@ -453,7 +559,7 @@ scenario() {
 passed=0
 failed=0
 [ $# -gt 0 ] || set -- frags4 frags6 icmp toobig malformed neigh neigh_after martian vlan jumbo mutated \
-	export
+	export bfd bfd_off bfd_auth
 SCENARIOS=("$@")
 for s in "${SCENARIOS[@]}"; do
 	if scenario "$s"; then

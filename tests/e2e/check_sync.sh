@@ -61,9 +61,6 @@ client() {   # name [lbclient args]
 # hold file NAME.go), ROUNDS rounds (default 3) INTERVAL_MS apart (default
 # 0; the first after the hold too); returns once all are held and quiet.
 client_held() {
-	# (the control run's broken connections stay established at the backends
-	# their clients left: count from what is there)
-	held_base=$(backend_sockets "$P") || return 1
 	client "$1" --conns "$CONNS" --rounds "${2:-3}" --interval-ms "${3:-0}" \
 		--hold-file "$dir/$1.go" --held-file "$dir/$1.held" --timeout-s 120 &
 	held_pid=$!
@@ -71,15 +68,32 @@ client_held() {
 	await_cond 10 backends_acked
 }
 
-# True once the backends hold CONNS connections more than before the client
-# and none has unacknowledged data: the clients' ACKs of their first
+# True once each of the client's CONNS connections is established at its
+# backend with nothing unacknowledged: the clients' ACKs of their first
 # replies have crossed the load balancer. A late ACK would otherwise reach
 # the restarted dataplane before the import (b.), or be the mid-stream
-# packet that makes the entry (f.) before the test means it to.
+# packet that makes the entry (f.) before the test means it to. Only the
+# client's sockets count, by their ports: the control run's broken
+# connections stay established at the backends their clients left, and an
+# earlier step's may still be closing (a FIN lost in a restart and sent
+# again).
 backends_acked() {
-	local sockets
-	sockets=$(backend_sockets "$P") || return 1
-	[ "$sockets" -eq $((held_base + CONNS)) ]
+	local ports b out n=0 k
+	ports=$(run_in "${P}c" ss -tnH state established "( dport = :$TOPO_PORT )" |
+		awk '{ k = split($3, a, ":"); printf " %s", a[k] } END { print " " }') || return 1
+	[ "$(wc -w <<<"$ports")" -eq "$CONNS" ] || return 1
+	for b in "${TOPO_BACKENDS[@]}"; do
+		out=$(run_in "${P}$b" ss -tinH state established "( sport = :$TOPO_PORT )") ||
+			return 1
+		# the client's sockets here, or -1 if one has unacknowledged data
+		k=$(awk -v ports="$ports" '
+			/^[0-9]/ { k = split($4, a, ":"); ours = index(ports, " " a[k] " ") > 0; n += ours; next }
+			ours && /unacked:/ { bad = 1 }
+			END { print bad ? -1 : n + 0 }' <<<"$out")
+		[ "$k" -ge 0 ] || return 1
+		n=$((n + k))
+	done
+	[ "$n" -eq "$CONNS" ]
 }
 
 # The flows of the recorded new events: "tcp VIP VPORT CLIENT CPORT BACKEND"
@@ -231,7 +245,10 @@ check "import: a 4000000 s lifetime is held for 900 s at most" long_capped
 
 # The control loop keeps its 1 ms tick with that one entry in 4 M slots:
 # rte_hash_iterate() walks every empty slot, and a sweep of the synced table
-# on every tick held it to one tick per ~12 ms. Counted over one second.
+# on every tick held it to one tick per ~12 ms (~80 a second). Counted over
+# one second; the bound, a quarter of the nominal 1000, leaves the rest to a
+# loaded machine (472 seen on 2 busy cores) and is still three times what
+# the sweep allowed.
 ticks_per_second() {
 	local t0 t1
 	t0=$(dp_counter "$P" control TICKS)
@@ -240,8 +257,8 @@ ticks_per_second() {
 	echo $((t1 - t0))
 }
 ticks=$(ticks_per_second)
-check "control: the control loop ticks at least 500 times a second with a sparse 4 M-slot synced table ($ticks)" \
-	test "$ticks" -ge 500
+check "control: the control loop ticks at least 250 times a second with a sparse 4 M-slot synced table ($ticks)" \
+	test "$ticks" -ge 250
 
 # --------------------------------------------------------------- c. control
 restart 1 2 || exit 1
@@ -359,23 +376,13 @@ left=$(wc -l <"$dir/prov-left.txt")
 check "prov: Maglev moves some held flows to the host-less backend ($moved of $CONNS)" \
 	test "$moved" -gt 0
 check "prov: some flows left out of the import ($left)" test "$left" -gt 0
+go_us=${EPOCHREALTIME/./}       # before the release: no packet of it is earlier
 touch "$dir/prov.go"
-go_us=${EPOCHREALTIME/./}
 sleep 1.5
 lbsync import --in "$dir/prov-import.txt" >"$dir/prov-import.out" 2>&1
 check "prov: $imports entries imported 0.5 s after traffic resumed" \
 	grep -qx "imported $imports entries in 1 message (new $imports, refresh 0, close 0), skipped 0 closed" \
 	"$dir/prov-import.out"
-# Traffic resumed 1 s after the release: no entry is 3 s old before 4 s.
-sleep 1.5
-early=$(( (${EPOCHREALTIME/./} - go_us) / 1000 ))
-early_new=$(recorded_flows "$dir/rec-f.txt" | wc -l)
-if [ "$early" -lt 3900 ]; then
-	check "prov: nothing exported in the provisional window ($early_new new events $early ms after the release)" \
-		test "$early_new" -eq 0
-else
-	log "prov: the window check skipped: $early ms after the release, too late to tell"
-fi
 wait "$held_pid"
 check "prov: every connection completes on its original backend" clients_ok "$dir/prov.json"
 check "prov: each imported flow replaced its provisional entry (PROVISIONAL_REPLACED $imports)" \
@@ -389,6 +396,17 @@ check "prov: every connection's close recorded" await_cond 10 prov_closed
 kill -TERM "$rec_pid"
 wait "$rec_pid"
 rm -f "$rec_pidfile"
+# Traffic resumed 1 s after the release: no entry is 3 s old before 4 s
+# (100 ms for the workers' clock). lbsync stamps each batch when it gets
+# it ("# at US"), after its export: a NEW stamped earlier was exported in
+# its entry's window, however slow the machine.
+new_after_ms() {   # FILE: ms from the release to each NEW's batch stamp
+	awk -v go="$go_us" '$1 == "#" && $2 == "at" { at = $3 }
+		$1 == "new" { printf "%d\n", (at - go) / 1000 }' "$1"
+}
+earliest=$(new_after_ms "$dir/rec-f.txt" | sort -n | head -1)
+check "prov: nothing exported in the provisional window (first NEW ${earliest:-none} ms after the release)" \
+	test "$(new_after_ms "$dir/rec-f.txt" | awk '$1 < 3900' | wc -l)" -eq 0
 check "prov: NEW exported for exactly the flows left out, once each, to their backends" \
 	diff <(sort "$dir/prov-left.txt") <(recorded_flows "$dir/rec-f.txt" | sort)
 check "prov: ... once established, with its lifetime (900000 ms)" \

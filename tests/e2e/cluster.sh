@@ -79,6 +79,32 @@
 #   cluster_run PREFIX I CMD...       CMD in node I (its network namespace:
 #                                     enough for CPG and the dataplane's IPC)
 #   cluster_logs PREFIX               the tail of every node's logs, to stderr
+#   cluster_qnetd_setup PREFIX        a tie-breaker for a pair (before
+#                                     corosync starts): namespace ${P}q on the
+#                                     router's br0, the NSS dbs of qnetd (a copy
+#                                     of the corosync-qnetd package's) and of
+#                                     each node, the cluster's certificate made
+#                                     and signed with corosync-qdevice-net-
+#                                     certutil and corosync-qnetd-certutil
+#                                     (below); from then on the nodes'
+#                                     corosync.conf has a quorum.device
+#                                     section (model net, ffsplit, TLS
+#                                     required) instead of two_node
+#   cluster_qnetd_start PREFIX        corosync-qnetd -f in ${P}q (TLS and client
+#                                     certificates required); returns once it
+#                                     answers corosync-qnetd-tool
+#   cluster_qdevice_start PREFIX I    corosync-qdevice -f in node I, in a mount
+#                                     namespace with the node's /run (as its
+#                                     corosync: lock and socket files per
+#                                     node); returns once it answers
+#                                     corosync-qdevice-tool
+#   cluster_qdevice_stop PREFIX I     SIGTERM, await its exit
+#   cluster_qdevice_tool PREFIX I ARGS...
+#                                     corosync-qdevice-tool of node I
+#   cluster_qnetd_tool PREFIX ARGS... corosync-qnetd-tool of ${P}q
+#   cluster_qdevice_voting PREFIX I   true while node I's votequorum counts
+#                                     the qdevice's vote (corosync-quorumtool:
+#                                     its flags A,V)
 #   cluster_on_exit PREFIX DIR [FN]   traps for a test: at its exit FN (its
 #                                     own undoing, e.g. SIGCONT), the logs if
 #                                     it failed, cluster_teardown, DIR removed;
@@ -114,9 +140,24 @@
 # of reach from a namespace, answers after 5 s each (and the queries would
 # go out through the test router).
 #
+# The tie-breaker (cluster_qnetd_setup): corosync-qnetd in ${P}q, whose q0
+# (198.18.0.5/24, 02:00:00:00:00:05; no other host of the l2 topology has
+# that address) is the router's port rq on br0, the LB segment: the nodes'
+# kernels reach it over lb0 (their own addresses there; the dataplane on
+# that port answers for the VIPs only), while corosync stays on the ring. So
+# a cut ring leaves both nodes connected to qnetd, which gives its one vote
+# to one side (ffsplit: equal halves, the lowest node id). corosync-qdevice
+# reads its configuration from its node's corosync (cmap); its TLS
+# certificates are in the state folder (tls/), made as corosync-qdevice(8)
+# says with the packages' scripts, which know only /etc/corosync: each
+# script runs in a mount namespace of its own with a folder of the state
+# folder bound over /etc/corosync, so the machine's /etc is never written.
+#
 # Knobs: CLUSTER_TOKEN_MS (corosync's totem token, default 1000: a dead node
 # leaves the membership after token + consensus = 2.2 s), DP_CORES (dp.sh's,
-# the lcores of each dataplane, default "-l 0,1").
+# the lcores of each dataplane, default "-l 0,1"), CLUSTER_QDEVICE_TIMEOUT_MS
+# (quorum.device.timeout and sync_timeout, default 500; see
+# _cluster_qdevice_conf).
 
 _cluster_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=tests/e2e/lib.sh
@@ -125,6 +166,9 @@ _cluster_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$_cluster_here/dp.sh"
 
 : "${CLUSTER_TOKEN_MS:=1000}"
+: "${CLUSTER_QDEVICE_TIMEOUT_MS:=500}"
+CLUSTER_QNETD_ADDR4=198.18.0.5
+CLUSTER_QNETD_PORT=5403
 
 cluster_ns() { printf '%s' "${1}n$2"; }
 cluster_node_addr4() { printf '198.18.0.1%s' "$1"; }
@@ -227,10 +271,20 @@ _cluster_corosync_pids() {
 }
 
 # Leftovers of an earlier run of PREFIX: namespaces, processes, EAL and
-# corosync files.
+# corosync files. A qnetd or qdevice left running is in a namespace of
+# PREFIX (ended with it), unless that namespace was deleted under it: its
+# pid file ends it then (when the pid is still one of those programs).
+# Their lock, socket and NSS files are in the state folder, removed with it.
 _cluster_cleanup_stale() {
-	local p=$1 pids i
+	local p=$1 pids i f pid
 	mapfile -t pids < <(_cluster_corosync_pids "$p")
+	for f in "$(topo_dir "$p")"/qnetd.pid "$(topo_dir "$p")"/qdevice-n*.pid; do
+		[ -e "$f" ] || continue
+		pid=$(<"$f")
+		case $(cat "/proc/$pid/comm" 2>/dev/null) in
+		corosync-qnetd | corosync-qdevi*) _kill_pids "$pid" ;;
+		esac
+	done
 	topo_cleanup_stale "$p"
 	_cluster_forget_shm "${pids[@]}"
 	for i in 1 2 3; do
@@ -309,15 +363,35 @@ _cluster_daemon_stop() {
 	return "$rc"
 }
 
+# cluster_pair_start PREFIX DIR: the topology with two nodes and the
+# backends, each node's corosync, dataplane and syncd running on a config
+# of cluster_config written to DIR/nI.conf; fails (logged) when one does
+# not come up.
+cluster_pair_start() {
+	local p=$1 dir=$2 i
+	cluster_setup "$p" 2 && start_backends "$p" || return 1
+	for i in 1 2; do
+		cluster_corosync_start "$p" "$i" || return 1
+	done
+	cluster_await_members "$p" 1 2 || return 1
+	for i in 1 2; do
+		cluster_config "$p" "$i" "$dir/n$i.conf" &&
+			cluster_dataplane_start "$p" "$i" "$dir/n$i.conf" &&
+			cluster_syncd_start "$p" "$i" "$dir/n$i.conf" || return 1
+	done
+}
+
 # ---------------------------------------------------------------- corosync
 
 # The corosync.conf of node I: every node of the cluster in the nodelist, on
 # its ring0 address; knet without crypto (the ring is a private bridge);
-# votequorum (two_node in a pair).
+# votequorum (two_node in a pair, or a quorum device after
+# cluster_qnetd_setup).
 _cluster_corosync_conf() {
 	local p=$1 i=$2 n j two_node=""
 	n=$(_cluster_size "$p")
 	[ "$n" -eq 2 ] && two_node=$'\ttwo_node: 1'
+	[ -e "$(topo_dir "$p")/qnetd" ] && two_node=$(_cluster_qdevice_conf)
 	cat <<CONF
 totem {
 	version: 2
@@ -378,6 +452,185 @@ cluster_corosync_kill9() {
 }
 
 cluster_ring_link() { ip -n "${1}sw" link set dev "k$2" "$3"; }
+
+# -------------------------------------------------- quorum device (qnetd)
+
+# quorum.device of corosync.conf (votequorum and corosync-qdevice read it).
+# two_node goes: votequorum refuses it beside a device ("two_node and
+# qdevice are not compatible"); expected votes are then 2 + 1, quorum 2.
+# votes 1 and ffsplit: qnetd gives its vote to one half of a split pair.
+#
+# The timeouts, as small as the programs accept, and what bounds them:
+# votequorum takes any quorum.device.timeout (no range) and counts the
+# device's vote while the device polls it within that time; corosync-qdevice
+# polls every timeout / 2 and sends qnetd a heartbeat every 0.8 x timeout
+# (0.8 x sync_timeout during a membership change), which it clamps to its
+# net_heartbeat_interval_min (-S, default 1000 ms: a timeout of 1250 ms at
+# least) and qnetd refuses below its heartbeat_interval_min (-S, default
+# 1000 ms); qnetd drops a client silent for 1.5 heartbeats (dead peer
+# detection). Both minimums go down to the heartbeat here (-S), so the
+# bound left is the machine: a poll late by timeout / 2 (a loaded core, a
+# stopped process) loses the vote, and the half that keeps the vote in a
+# split has no other; sync_timeout bounds how long votequorum waits, after
+# a membership change, for the device's poll with the new ring (qnetd's
+# answer: NACK to one half, then ACK to the other), which takes a few ms
+# here, and then counts the device dead: both halves' changes must reach
+# qnetd within it. CLUSTER_QDEVICE_TIMEOUT_MS sets both: 500 by default, a
+# poll every 250 ms, a heartbeat every 400 ms (qnetd's dead peer detection
+# after 600 ms); 300 passed here too, but this 2-core machine runs two
+# dataplanes and others' tests beside it, and a late poll in a split takes
+# the last vote of the side that must keep the VIPs.
+_cluster_qdevice_conf() {
+	cat <<CONF
+	device {
+		model: net
+		votes: 1
+		timeout: $CLUSTER_QDEVICE_TIMEOUT_MS
+		sync_timeout: $CLUSTER_QDEVICE_TIMEOUT_MS
+		net {
+			host: $CLUSTER_QNETD_ADDR4
+			port: $CLUSTER_QNETD_PORT
+			algorithm: ffsplit
+			tie_breaker: lowest
+			tls: required
+			force_ip_version: 4
+		}
+	}
+CONF
+}
+
+# The heartbeat corosync-qdevice asks for: 0.8 x the device's timeout.
+_cluster_qdevice_heartbeat_ms() { echo $((CLUSTER_QDEVICE_TIMEOUT_MS * 8 / 10)); }
+
+# _cluster_etc_run ETC CMD...: CMD with folder ETC bound over /etc/corosync
+# (a mount namespace of its own): the certutil scripts' fixed paths.
+_cluster_etc_run() {
+	local etc=$1
+	shift
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	unshare -m sh -c 'mount --bind "$1" /etc/corosync && shift && exec "$@"' sh "$etc" "$@"
+}
+
+# _cluster_tls PREFIX: the NSS dbs of the state folder's tls/, as
+# corosync-qdevice(8) says (MODEL NET TLS CONFIGURATION): qnetd's (a copy
+# of the one the corosync-qnetd package made: its CA and server
+# certificate), node 1's (the CA imported, a certificate request for the
+# cluster's name signed by qnetd's CA, exported with its key as PKCS#12),
+# node 2's (the CA, that PKCS#12). Output in tls/certutil.log.
+_cluster_tls() {
+	local p=$1 tls i name ca crq crt p12
+	tls="$(topo_dir "$p")/tls"
+	name=$(_cluster_name "$p")
+	mkdir -p "$tls/qnetd" || return 1
+	if [ ! -r /etc/corosync/qnetd/nssdb/qnetd-cacert.crt ]; then
+		log "cluster_qnetd_setup: no /etc/corosync/qnetd/nssdb (apt-get install corosync-qnetd)"
+		return 1
+	fi
+	cp -a /etc/corosync/qnetd/nssdb "$tls/qnetd/" || return 1
+	ca=$tls/qnetd/nssdb/qnetd-cacert.crt
+	crq=$tls/n1/qdevice/net/nssdb/qdevice-net-node.crq
+	crt=$tls/qnetd/nssdb/cluster-$name.crt
+	p12=$tls/n1/qdevice/net/nssdb/qdevice-net-node.p12
+	for i in 1 2; do
+		mkdir -p "$tls/n$i" || return 1
+	done
+	{
+		_cluster_etc_run "$tls/n1" corosync-qdevice-net-certutil -i -c "$ca" &&
+			_cluster_etc_run "$tls/n1" corosync-qdevice-net-certutil -r -n "$name" &&
+			_cluster_etc_run "$tls" corosync-qnetd-certutil -s -c "$crq" -n "$name" &&
+			_cluster_etc_run "$tls/n1" corosync-qdevice-net-certutil -M -c "$crt" &&
+			_cluster_etc_run "$tls/n2" corosync-qdevice-net-certutil -i -c "$ca" &&
+			_cluster_etc_run "$tls/n2" corosync-qdevice-net-certutil -m -c "$p12"
+	} >"$tls/certutil.log" 2>&1 && return 0
+	log "cluster_qnetd_setup: certificates not made:"
+	tail -n 20 "$tls/certutil.log" >&2
+	return 1
+}
+
+_cluster_name() { printf 'maglb-e2e-%s' "${1%-}"; }
+_cluster_qnetd_nssdb() { printf '%s/tls/qnetd/nssdb' "$(topo_dir "$1")"; }
+_cluster_qdevice_nssdb() { printf '%s/tls/n%s/qdevice/net/nssdb' "$(topo_dir "$1")" "$2"; }
+
+cluster_qnetd_setup() {
+	local p=$1 q=${1}q dir
+	dir=$(topo_dir "$p")
+	[ "$(_cluster_size "$p")" = 2 ] || { log "cluster_qnetd_setup: a pair only"; return 2; }
+	if ! command -v corosync-qnetd >/dev/null || ! command -v corosync-qdevice >/dev/null; then
+		log "cluster_qnetd_setup: apt-get install corosync-qnetd corosync-qdevice"
+		return 1
+	fi
+	_cluster_tls "$p" || return 1
+	_ns_new "$q"
+	_veth "${p}r" rq "$q" q0
+	_link_up "${p}r" rq 02:00:00:00:01:05 1500 "" ""
+	ip -n "${p}r" link set dev rq master br0
+	_link_up "$q" q0 02:00:00:00:00:05 1500 "$CLUSTER_QNETD_ADDR4/24" ""
+	ip -n "$q" route add default via "$TOPO_ROUTER_ADDR4"
+	await_cond 10 _link_ready "${p}r" rq && await_cond 10 _link_ready "$q" q0 || return 1
+	echo "$CLUSTER_QNETD_ADDR4" >"$dir/qnetd"
+}
+
+cluster_qnetd_tool() {
+	local p=$1
+	shift
+	ip netns exec "${p}q" corosync-qnetd-tool -p "$(topo_dir "$p")/qnetd.sock" "$@"
+}
+
+_cluster_qnetd_up() { cluster_qnetd_tool "$1" -s >/dev/null 2>&1; }
+
+cluster_qnetd_start() {
+	local p=$1 dir pid hb
+	dir=$(topo_dir "$p")
+	hb=$(_cluster_qdevice_heartbeat_ms)
+	[ -e "$dir/qnetd" ] || { log "cluster_qnetd_start: cluster_qnetd_setup first"; return 1; }
+	# Not under _cluster_daemon_start: qnetd is no node. -d: its decisions
+	# (ffsplit's partitions and votes) in the log. -s req, not "required"
+	# as corosync-qnetd(8) says: 3.0.3 takes on, off or req.
+	ip netns exec "${p}q" corosync-qnetd -f -d -4 -l "$CLUSTER_QNETD_ADDR4" \
+		-p "$CLUSTER_QNETD_PORT" -s req -c on \
+		-S "nss_db_dir=$(_cluster_qnetd_nssdb "$p"),lock_file=$dir/qnetd.lock,local_socket_file=$dir/qnetd.sock,heartbeat_interval_min=$hb" \
+		>"$dir/qnetd.out" 2>"$dir/qnetd.err" &
+	pid=$!
+	echo "$pid" >"$dir/qnetd.pid"
+	await_cond 20 _cluster_up_or_gone _cluster_qnetd_up "$p" q "$pid" 2>/dev/null
+	_cluster_qnetd_up "$p" && return 0
+	log "corosync-qnetd did not come up; stderr (last lines):"
+	tail -n 30 "$dir/qnetd.err" >&2
+	return 1
+}
+
+cluster_qdevice_tool() {
+	local p=$1 i=$2
+	shift 2
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	cluster_run "$p" "$i" unshare -m sh -c 'mount --bind "$1" /run && shift && exec "$@"' sh \
+		"$(topo_dir "$p")/corosync-n$i.run" corosync-qdevice-tool "$@"
+}
+
+_cluster_qdevice_up() { cluster_qdevice_tool "$1" "$2" -s >/dev/null 2>&1; }
+
+cluster_qdevice_start() {
+	local p=$1 i=$2 run hb
+	run="$(topo_dir "$p")/corosync-n$i.run"
+	hb=$(_cluster_qdevice_heartbeat_ms)
+	# Its lock and socket in /run/corosync-qdevice, the node's /run (the
+	# folder its corosync has as /run); its NSS db in the state folder.
+	mkdir -p "$run/corosync-qdevice" || return 1
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	_cluster_daemon_start "$p" "$i" qdevice _cluster_qdevice_up \
+		unshare -m sh -c 'mount --bind "$1" /run && shift && exec "$@"' sh "$run" \
+		corosync-qdevice -f -d \
+		-S "net_nss_db_dir=$(_cluster_qdevice_nssdb "$p" "$i"),net_heartbeat_interval_min=$hb"
+}
+
+cluster_qdevice_stop() { _cluster_daemon_stop "$1" "qdevice-n$2" TERM; }
+
+# corosync-quorumtool's membership row of this node ("(local)") has its
+# device's flags: A (alive), V (casts its vote), NMW (not master wins).
+cluster_qdevice_voting() {
+	cluster_run "$1" "$2" corosync-quorumtool -s 2>/dev/null |
+		grep -Eq '^ +[0-9]+ +[0-9]+ +A,V(,[A-Z]+)* .*\(local\)$'
+}
 
 # cluster_members PREFIX I: the members node I's corosync has joined (cmap's
 # runtime.members.*.status); fails when it does not answer.
@@ -516,11 +769,22 @@ cluster_on_exit() {
 	trap 'exit 143' TERM
 }
 
+# cluster_fail MESSAGE: log it and exit 1; the exit trap says it again
+# after the nodes' logs, where a runner's truncated log still shows it.
+cluster_fail() {
+	_cluster_failure=$*
+	log "$*"
+	exit 1
+}
+
 _cluster_on_exit() {
 	local rc=$? p=${_cluster_exit_args[0]} dir=${_cluster_exit_args[1]}
 	local fn=${_cluster_exit_args[2]:-}
 	[ -z "$fn" ] || "$fn"
-	[ "$rc" -eq 0 ] || cluster_logs "$p"
+	if [ "$rc" -ne 0 ]; then
+		cluster_logs "$p"
+		[ -z "${_cluster_failure:-}" ] || log "==> failed: $_cluster_failure"
+	fi
 	cluster_teardown "$p"
 	rm -rf "$dir"
 	exit "$rc"

@@ -19,7 +19,7 @@ dir=$(mktemp -d)
 cluster_on_exit "$P" "$dir"
 
 say() { printf '\n== %s\n' "$*"; }
-fail() { log "demo: $*"; exit 1; }   # the exit trap shows the nodes' logs
+fail() { cluster_fail "demo: $*"; }   # the exit trap shows the nodes' logs
 ctl() { local i=$1; shift; cluster_syncd_ctl "$P" "$i" "$@"; }
 
 say "topology: client -> router -> nodes 1 and 2 (corosync + maglb-dataplane + maglb-syncd each) -> 3 backends (L2 DSR)"

@@ -28,6 +28,18 @@
 #                                     one address a line, sorted
 #   failover_await_nexthops PREFIX K [TIMEOUT_S] [4|6]
 #                                     until that route has exactly K next hops
+#   failover_router_hash PREFIX       the router hashes flows over next hops
+#                                     by their headers only (policy 3, fields
+#                                     0x37: addresses, protocol, ports; no
+#                                     flow label), as a hardware router: a
+#                                     flow keeps its next hop across its
+#                                     retransmissions (policy 1 follows the
+#                                     sender's socket hash, which TCP changes
+#                                     on a timeout, and moves it by itself)
+#   failover_nexthop_of PREFIX SPORT [4|6]
+#                                     the next hop the router picks for the
+#                                     client's TCP flow from SPORT to the VIP
+#                                     (ip route get, as forwarded from rc)
 # Backends:
 #   failover_backend_add PREFIX N     backend bN (N >= 4) like lib.sh's b1..b3
 #                                     (l2, on br0, VIPs on lo), with lbserver;
@@ -105,6 +117,33 @@
 #   failover_bird_await_sessions PREFIX K [TIMEOUT_S]
 #                                     until exactly K BGP sessions of the
 #                                     router are established (2 a node: v4, v6)
+# bird2 with BFD (static routes; the nodes' dataplanes answer BFD):
+#   failover_bfd_conf INTERVAL_MS MULT
+#                                     the nodes' bfd section (CONF_EXTRA):
+#                                     the router's br0 addresses as peers
+#   failover_bfd_router_start PREFIX INTERVAL_MS MULT I...
+#                                     bird on the router: BFD on br0 (min rx =
+#                                     min tx = INTERVAL_MS, MULT), static ECMP
+#                                     routes VIP/32 and VIP6/128 via nodes
+#                                     I...'s data addresses, each next hop
+#                                     "bfd", exported to the kernel
+#                                     (packaging/router/bird2-static-bfd.conf's
+#                                     shape); cluster.sh's VIP prefix routes
+#                                     removed first
+#   failover_bfd_bgp_router_start PREFIX INTERVAL_MS MULT I...
+#                                     the same BFD, and BGP with nodes I...'s
+#                                     bird (failover_bird_node_start) in
+#                                     place of the static routes: each BGP
+#                                     next hop resolved only through a host
+#                                     route guarded by BFD
+#                                     (packaging/router/bird2-bgp-bfd.conf's
+#                                     shape), ECMP into the kernel
+#   failover_bfd_sessions PREFIX      BIRD's `show bfd sessions` of the router
+#   failover_first_route_without PREFIX T_US DST ADDR
+#                                     the t_us of the first route event after
+#                                     T_US for DST whose next hops lack ADDR
+#                                     (a route-add without it, or a route-del);
+#                                     fails when there is none
 #
 # cluster_teardown stops everything started here too (every pid file of the
 # state folder).
@@ -137,10 +176,22 @@ failover_ap_route() {
 		ip -n "$r" -6 route replace "$FAILOVER_VIP_ROUTE6" dev br0
 }
 
+failover_router_hash() {
+	_sysctl "${1}r" net.ipv4.fib_multipath_hash_policy=3 net.ipv4.fib_multipath_hash_fields=0x37 \
+		net.ipv6.fib_multipath_hash_policy=3 net.ipv6.fib_multipath_hash_fields=0x37
+}
+
+failover_nexthop_of() {
+	local vip=$TOPO_VIP4 client=$TOPO_CLIENT4 family=-4
+	[ "${3:-4}" = 6 ] && vip=$TOPO_VIP6 client=$TOPO_CLIENT6 family=-6
+	ip -n "${1}r" "$family" route get "$vip" from "$client" iif rc ipproto tcp sport "$2" \
+		dport "$TOPO_PORT" | grep -o 'via [0-9a-f.:]*' | cut -d' ' -f2
+}
+
 failover_aa_route() {
 	local p=$1 r=${1}r i hops4=() hops6=()
 	shift
-	_sysctl "$r" net.ipv4.fib_multipath_hash_policy=1 net.ipv6.fib_multipath_hash_policy=1
+	failover_router_hash "$p"
 	ip -n "$r" route del "$TOPO_VIP_PREFIX4" 2>/dev/null
 	ip -n "$r" -6 route del "$TOPO_VIP_PREFIX6" 2>/dev/null
 	if [ $# -eq 0 ]; then
@@ -500,15 +551,21 @@ _failover_bird_start() {
 
 _failover_up_or_gone() { _failover_bird_up "$1" || _pid_gone "$2"; }
 
-failover_bird_router_start() {
-	local p=$1 conf
+# _failover_bird_router_run WRITER PREFIX ARGS...: the router's bird on the
+# config WRITER PREFIX ARGS... prints, cluster.sh's VIP prefix routes gone,
+# flows hashed by their headers.
+_failover_bird_router_run() {
+	local writer=$1 p=$2 conf
+	shift
 	conf="$(topo_dir "$p")/bird-r.conf"
-	_failover_bird_router_conf "$p" >"$conf"
-	_sysctl "${p}r" net.ipv4.fib_multipath_hash_policy=1 net.ipv6.fib_multipath_hash_policy=1
+	"$writer" "$@" >"$conf"
+	failover_router_hash "$p"
 	ip -n "${p}r" route del "$TOPO_VIP_PREFIX4" 2>/dev/null
 	ip -n "${p}r" -6 route del "$TOPO_VIP_PREFIX6" 2>/dev/null
 	_failover_bird_start "$p" "${p}r" bird-r "$conf" "$(_failover_bird_router_socket "$p")"
 }
+
+failover_bird_router_start() { _failover_bird_router_run _failover_bird_router_conf "$1"; }
 
 failover_bird_node_start() {
 	local p=$1 i=$2 conf f
@@ -541,4 +598,105 @@ _failover_bird_sessions_are() {
 
 failover_bird_await_sessions() {
 	await_cond "${3:-30}" _failover_bird_sessions_are "$1" "$2"
+}
+
+# ------------------------------------------------------ bird2 with BFD
+
+failover_bfd_conf() {
+	printf 'bfd = { peers = ( "%s", "%s" ); interval_ms = %s; multiplier = %s; };\n' \
+		"$TOPO_ROUTER_ADDR4" "$TOPO_ROUTER_ADDR6" "$1" "$2"
+}
+
+# _failover_bfd_router_head PREFIX INTERVAL_MS MULT: the router's id, log,
+# device and BFD protocols.
+_failover_bfd_router_head() {
+	cat <<CONF
+router id $TOPO_ROUTER_ADDR4;
+log "$(topo_dir "$1")/bird-r.log" all;
+protocol device { scan time 10; }
+protocol bfd maglb_bfd {
+	interface "br0" { interval $2 ms; multiplier $3; };
+}
+CONF
+}
+
+# _failover_bfd_router_conf PREFIX INTERVAL_MS MULT I...: static ECMP routes
+# to the VIPs via nodes I..., each next hop guarded by BFD
+# (packaging/router/bird2-static-bfd.conf).
+_failover_bfd_router_conf() {
+	local p=$1 i vip
+	_failover_bfd_router_head "$1" "$2" "$3"
+	shift 3
+	for vip in 4 6; do
+		printf 'protocol static maglb_vips%s {\n\tipv%s;\n\troute %s\n' "$vip" "$vip" \
+			"$([ "$vip" = 4 ] && echo "$FAILOVER_VIP_ROUTE4" || echo "$FAILOVER_VIP_ROUTE6")"
+		for i in "$@"; do
+			printf '\t\tvia %s bfd\n' "$(cluster_node_addr$vip "$i")"
+		done
+		printf '\t;\n}\n'
+	done
+	cat <<CONF
+protocol kernel { ipv4 { import none; export all; }; }
+protocol kernel { ipv6 { import none; export all; }; }
+CONF
+}
+
+failover_bfd_router_start() { _failover_bird_router_run _failover_bfd_router_conf "$@"; }
+
+# _failover_bfd_bgp_router_conf PREFIX INTERVAL_MS MULT I...: the VIP routes
+# learnt by BGP from nodes I... (their bird, the shipped hook), each BGP next
+# hop (the node's data address, where its dataplane answers BFD) resolved
+# only through a host route guarded by BFD, as
+# packaging/router/bird2-bgp-bfd.conf does: a dataplane's session Down makes
+# the node's routes unreachable while its BGP session lasts.
+_failover_bfd_bgp_router_conf() {
+	local p=$1 i f
+	_failover_bfd_router_head "$1" "$2" "$3"
+	shift 3
+	for f in 4 6; do
+		printf 'ipv%s table maglb_nodes%s;
+' "$f" "$f"
+		printf 'protocol static maglb_node_routes%s {
+	ipv%s { table maglb_nodes%s; };
+' \
+			"$f" "$f" "$f"
+		for i in "$@"; do
+			printf '	route %s/%s via %s bfd;
+' "$(cluster_node_addr$f "$i")" \
+				"$([ "$f" = 4 ] && echo 32 || echo 128)" "$(cluster_node_addr$f "$i")"
+		done
+		printf '}
+'
+		for i in "$@"; do
+			cat <<CONF
+protocol bgp n${i}v$f {
+	local $([ "$f" = 4 ] && echo "$TOPO_ROUTER_ADDR4" || echo "$TOPO_ROUTER_ADDR6") as 65000;
+	neighbor $(cluster_node_addr$f "$i") as $((65000 + i));
+$(_failover_bird_timers)
+	ipv$f { import all; export none; gateway recursive; igp table maglb_nodes$f; };
+}
+CONF
+		done
+		# an unreachable best route (every next hop down) stays out of
+		# the kernel rather than answering with ICMP errors
+		printf 'protocol kernel kernel%s {
+	ipv%s { import none; export where dest != RTD_UNREACHABLE; };
+	merge paths on;
+}
+' \
+			"$f" "$f"
+	done
+}
+
+failover_bfd_bgp_router_start() { _failover_bird_router_run _failover_bfd_bgp_router_conf "$@"; }
+
+failover_bfd_sessions() { birdc -s "$(_failover_bird_router_socket "$1")" show bfd sessions; }
+
+failover_first_route_without() {
+	_failover_route_events "$1" | sort -t= -k2,2n | awk -v t="$2" -v dst="dst=$3" -v addr="$4" '
+		{ split($1, s, "="); if (s[2] + 0 <= t + 0 || $3 != dst) next
+		  split($4, v, "="); n = split(v[2], hops, ","); found = 0
+		  for (i = 1; i <= n; i++) if (hops[i] == addr) found = 1
+		  if ($2 == "kind=route-del" || !found) { print s[2]; ok = 1; exit } }
+		END { exit !ok }'
 }
