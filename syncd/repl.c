@@ -861,6 +861,23 @@ seq_check(struct group *g, uint32_t sender, uint64_t seq)
 }
 
 /*
+ * Own entries went into the cache at export; when CPG delivers them back,
+ * the cache holds this node's latest word on the flow unless a peer's
+ * entry for it was delivered in between (agreed order puts ours after).
+ * Applying ours again otherwise would undo a later own event still on its
+ * way (a CLOSE behind its NEW), and verify answers would count it twice.
+ * A peer's CLOSE in between is not told from our own: the flow stays
+ * closed here until our dataplane refreshes it.
+ */
+static bool
+own_word_stands(const struct repl *r, const struct cache_key *key, uint32_t now_ms)
+{
+	struct cache_value v;
+
+	return !cache_get(r->cache, key, now_ms, &v) || v.origin == r->p.self;
+}
+
+/*
  * Apply entries delivered on group gi from sender in agreed order. k:
  * NEW, REFRESH or CLOSE; resync entries come as NEW.
  */
@@ -894,6 +911,11 @@ apply_entries(struct repl *r, uint16_t gi, uint32_t sender, int k,
 		}
 		if (own && r->reconciling)
 			v.flags |= CACHE_FLAG_SEEN;     /* our dataplane made it */
+		if (own && own_word_stands(r, &key, now_ms)) {
+			if (r->reconciling && k != KIND_CLOSE)
+				cache_mark_seen(r->cache, &key);
+			continue;
+		}
 		if (k == KIND_CLOSE)
 			cache_remove(r->cache, &key);
 		else if (cache_upsert(r->cache, &key, &v, now_ms) < 0) {

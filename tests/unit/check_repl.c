@@ -772,6 +772,27 @@ START_TEST(test_verify_agrees_exports_multicast)
 }
 END_TEST
 
+/*
+ * Node 1's dataplane makes 10 flows and closes them at once: NEW and CLOSE
+ * go in two messages, and node 2's verify request falls between them in
+ * the agreed order. Node 1 took the NEW back while its CLOSE was still on
+ * its way: every answer still describes the point of the request.
+ */
+START_TEST(test_verify_agrees_between_new_and_close)
+{
+	three_nodes_hundred_flows();
+	export(0, WIRE_FLOW_EVENT_NEW, 1000, 10, 0);
+	now += 10;
+	repl_tick(nodes[0].r, now, 0);          /* the NEW goes */
+	int round = repl_verify_start(nodes[1].r, 0);
+	export(0, WIRE_FLOW_EVENT_CLOSE, 1000, 10, 0);
+	now += 10;
+	repl_tick(nodes[0].r, now, 0);          /* the CLOSE goes */
+	verify_agrees(1, round, 110);
+	verify_agrees(0, repl_verify_start(nodes[0].r, 0), 100);
+}
+END_TEST
+
 /* Messages lost to a full CPG backlog: their entries are on node 1 only. */
 START_TEST(test_verify_shows_backlog_drops)
 {
@@ -1276,6 +1297,7 @@ repl_suite(void)
 	tcase_add_test(tc, test_verify_agrees_exports_batched);
 	tcase_add_test(tc, test_verify_agrees_exports_queued);
 	tcase_add_test(tc, test_verify_agrees_exports_multicast);
+	tcase_add_test(tc, test_verify_agrees_between_new_and_close);
 	tcase_add_test(tc, test_verify_shows_backlog_drops);
 	tcase_add_test(tc, test_verify_shows_queued_send_errors);
 	tcase_add_test(tc, test_verify_agrees_reconciliation);
