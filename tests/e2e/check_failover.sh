@@ -48,6 +48,12 @@
 #                  nodes 2 and 3 keep quorum and node 2 takes over within
 #                  token + consensus + 200 ms (T: cut to its announcements);
 #                  healed, node 1 resyncs and takes the role back
+#   ap-corosync    the pair, corosync killed on the active node: its syncd
+#                  loses votequorum at once and withdraws (passive, no
+#                  VIPs); node 2 takes over once its corosync sees node 1
+#                  gone, within token + consensus + 200 ms (T: kill to its
+#                  announcements), and node 1 answers for no VIP meanwhile;
+#                  corosync started again, node 1 takes the role back
 #   ap-split-qdevice
 #                  active-passive pair with a tie-breaker: corosync-qdevice
 #                  (model net, ffsplit, TLS with verified client
@@ -130,6 +136,11 @@
 #                  quorum, it ends serving (T: the cut to the routes without
 #                  node 3, within token + consensus + 200 ms, as ap-node);
 #                  healed, it resyncs and comes back
+#   aa-corosync    the same with node 3's corosync killed: its syncd loses
+#                  votequorum at once and ends serving, within 150 ms as
+#                  standby (the others see node 3 leave the ring only after
+#                  token + consensus); corosync started again, it resyncs
+#                  and comes back
 #   aa-flap        the trio with BFD, under load for FAILOVER_FLAP_S (60):
 #                  the held connections, the stream of new ones and a yes(1)
 #                  pinned to each core; no false down: no BFD state change
@@ -150,8 +161,8 @@
 # passive after the kill, no standby, the test's own next hop or bird route
 # changes, backend down on every node): where a scenario fails, it tells the
 # membership's part from the tools', the topology's and the flow sync's.
-# ap-hung-dataplane, ap-syncd, ap-quorum and the ap-split pair test the
-# membership's own rules and have no -manual; nor have the BFD scenarios
+# ap-hung-dataplane, ap-syncd, ap-quorum, ap-corosync and the ap-split pair
+# test the membership's own rules and have no -manual; nor have the BFD scenarios
 # (bird2 on the router).
 #
 # Cleans up on exit, leftovers of its prefix first (MAGLB_E2E_PREFIX).
@@ -165,9 +176,10 @@ MANUAL=0
 [ "$BASE" = "$SCENARIO" ] || MANUAL=1
 usage() {
 	log "usage: check_failover.sh ap-dataplane|ap-node|aa-reshuffle|aa-reshuffle-nosync|rejoin|backend-down|bgp[-manual]"
-	log "       check_failover.sh ap-hung-dataplane|ap-syncd|ap-quorum|ap-split-qdevice|ap-split-two-node"
+	log "       check_failover.sh ap-hung-dataplane|ap-syncd|ap-quorum|ap-corosync|ap-split-qdevice"
+	log "       check_failover.sh ap-split-two-node"
 	log "       check_failover.sh aa-node-death|aa-bgp-node-death|aa-dataplane-death|aa-hung-dataplane"
-	log "       check_failover.sh aa-syncd-death|aa-standby|aa-quorum|aa-flap"
+	log "       check_failover.sh aa-syncd-death|aa-standby|aa-quorum|aa-corosync|aa-flap"
 	exit 2
 }
 BFD=0
@@ -175,11 +187,11 @@ BGP=0 # the nodes' bird announces the VIPs, by syncd's hook (or by hand)
 case $BASE in
 ap-dataplane | ap-node | aa-reshuffle | aa-reshuffle-nosync | rejoin | backend-down) ;;
 bgp) BGP=1 ;;
-ap-hung-dataplane | ap-syncd | ap-quorum | ap-split-qdevice | ap-split-two-node)
+ap-hung-dataplane | ap-syncd | ap-quorum | ap-corosync | ap-split-qdevice | ap-split-two-node)
 	[ "$MANUAL" = 0 ] || usage
 	;;
 aa-node-death | aa-bgp-node-death | aa-dataplane-death | aa-hung-dataplane | aa-syncd-death | \
-	aa-standby | aa-quorum | aa-flap)
+	aa-standby | aa-quorum | aa-corosync | aa-flap)
 	[ "$MANUAL" = 0 ] || usage
 	BFD=1
 	[ "$BASE" != aa-bgp-node-death ] || BGP=1
@@ -715,6 +727,32 @@ scenario_ap_quorum() {
 		cluster_await_members "$P" "$i" 3 || fail "node $i's corosync sees no 3 members"
 	done
 	take_back "$heal_us" "the ring healed"
+	report_ap "$AP_NODE_BOUND_MS"
+}
+
+# ap-corosync: corosync killed on the active node of a pair: its syncd
+# loses votequorum at once and withdraws (no quorum: passive, no VIPs);
+# node 2 sees node 1 leave the ring after token + consensus and takes
+# over; node 1 answers for no VIP meanwhile. corosync started again, node
+# 1 rejoins, resyncs and takes the role back.
+scenario_ap_corosync() {
+	local kill_us start_us since
+	ap_start 2
+	kill_us=$(failover_now_us)
+	cluster_corosync_kill9 "$P" 1
+	failover_await_cluster "$P" 1 '.quorate == false and .role == "passive"' ||
+		fail "node 1, without corosync, is quorate or active: $(cluster_state 1)"
+	await_cond 10 owns_none 1 || fail "node 1's dataplane, without corosync, still owns the VIPs"
+	step "node 1 withdrew $(failover_ms_since "$kill_us" "$(failover_now_us)") ms after" \
+		"its corosync's death (polled)"
+	takeover "$kill_us" "node 1's corosync killed"
+	since=$ANNOUNCED_US
+	[ -z "$(answers_from 1 "$since")" ] ||
+		fail "node 1 answered for the VIPs without corosync: $(answers_from 1 "$since")"
+	start_us=$(failover_now_us)
+	cluster_corosync_start "$P" 1 || exit 1
+	cluster_await_members "$P" 1 2 || fail "node 1's corosync, restarted, sees no 2 members"
+	take_back "$start_us" "node 1's corosync restarted"
 	report_ap "$AP_NODE_BOUND_MS"
 }
 
@@ -1357,11 +1395,12 @@ down_for_service() {
 			-v b="$(cluster_node_addr6 "$1")" '($1 == a || $1 == b) && $3 != "Up"' | wc -l)" = 2 ]
 }
 
-# aa-standby, aa-quorum: node 3 taken out of service while it runs (standby,
-# or its ring link cut: no quorum); its dataplane's sessions go Down at
-# once, with diag Concatenated Path Down, and the router's routes lose it;
-# then back in (standby off, or healed: resynced, active again), its
-# sessions Up and its next hop back. Every connection survives.
+# aa-standby, aa-quorum, aa-corosync: node 3 taken out of service while it
+# runs (standby; its ring link cut: no quorum; its corosync killed: syncd
+# loses votequorum, no quorum); its dataplane's sessions go Down, with diag
+# Concatenated Path Down, and the router's routes lose it; then back in
+# (standby off; healed, or corosync started again: resynced, active again),
+# its sessions Up and its next hop back. Every connection survives.
 scenario_aa_out() {
 	local bound t0 t f
 	aa_start
@@ -1378,6 +1417,10 @@ scenario_aa_out() {
 		bound=$AP_NODE_BOUND_MS
 		cluster_ring_link "$P" 3 down || fail "cannot cut node 3's ring link"
 		;;
+	aa-corosync)
+		bound=$STANDBY_BOUND_MS
+		cluster_corosync_kill9 "$P" 3
+		;;
 	esac
 	await_without_3 "$t0" "$bound ms"
 	await_cond 5 down_for_service 3 ||
@@ -1391,6 +1434,9 @@ scenario_aa_out() {
 		;;
 	aa-quorum)
 		cluster_ring_link "$P" 3 up || fail "cannot heal node 3's ring link"
+		;;
+	aa-corosync)
+		cluster_corosync_start "$P" 3 || fail "node 3's corosync did not start again"
 		;;
 	esac
 	await_role 3 active
@@ -1582,13 +1628,14 @@ ap-dataplane | ap-node) scenario_ap ;;
 ap-hung-dataplane) scenario_ap_hung ;;
 ap-syncd) scenario_ap_syncd ;;
 ap-quorum) scenario_ap_quorum ;;
+ap-corosync) scenario_ap_corosync ;;
 ap-split-qdevice) scenario_ap_split_qdevice ;;
 ap-split-two-node) scenario_ap_split_two_node ;;
 aa-reshuffle | aa-reshuffle-nosync | rejoin | bgp) scenario_aa ;;
 aa-node-death | aa-bgp-node-death | aa-dataplane-death | aa-hung-dataplane | aa-syncd-death)
 	scenario_aa_bfd
 	;;
-aa-standby | aa-quorum) scenario_aa_out ;;
+aa-standby | aa-quorum | aa-corosync) scenario_aa_out ;;
 aa-flap) scenario_aa_flap ;;
 backend-down) scenario_backend_down ;;
 esac
