@@ -4,7 +4,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #include <qb/qblog.h>
 #include <rte_cycles.h>
@@ -33,6 +36,12 @@ const char *const control_counter_names[CONTROL_COUNTER_MAX] = {
 #undef CONTROL_COUNTER_NAME
 };
 
+/*
+ * The tick: a timerfd, not a qb_loop timer. libqb waits in whole
+ * milliseconds and spins on epoll_wait(0) through the last one, which
+ * made a 1 ms timer a busy loop: a quarter to half of a core, taken from
+ * whatever else runs there (syncd, corosync, the router's BFD).
+ */
 enum {
 	TICK_NS = 1000 * 1000,          /* 1 ms */
 	SLOW_BURST = 64,
@@ -544,11 +553,15 @@ dest_valid(void *arg, uint32_t dest)
 	return dest < s->n_dests && s->dests[dest].status != DEST_GONE;
 }
 
-static void
-tick(void *arg)
+static int32_t
+tick(int32_t fd, int32_t revents, void *arg)
 {
 	struct control *c = arg;
+	uint64_t expirations;
 
+	(void)revents;
+	if (read(fd, &expirations, sizeof(expirations)) != sizeof(expirations))
+		return 0;       /* EAGAIN: woken for nothing */
 	c->counters[CONTROL_TICKS]++;
 	for (unsigned i = 0; i < c->p.n_workers; i++) {
 		struct worker *w = &c->p.workers[i];
@@ -568,7 +581,24 @@ tick(void *arg)
 	control_bfd_tick(c, control_clock_us(c));
 	synced_expire(c->sh->synced, control_now_ms(c), SYNCED_EXPIRE_BUDGET, dest_valid, c);
 	retire_ready(c, false);
-	qb_loop_timer_add(c->loop, QB_LOOP_HIGH, TICK_NS, c, tick, &c->tick);
+	return 0;
+}
+
+/* Every TICK_NS; a late tick is one tick, its missed expirations dropped. */
+static int
+tick_start(struct control *c)
+{
+	const struct itimerspec its = {
+		.it_interval.tv_nsec = TICK_NS, .it_value.tv_nsec = TICK_NS,
+	};
+
+	c->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (c->tick_fd < 0 || timerfd_settime(c->tick_fd, 0, &its, NULL) < 0 ||
+	    qb_loop_poll_add(c->loop, QB_LOOP_HIGH, c->tick_fd, POLLIN, c, tick) != 0) {
+		qb_log(LOG_ERR, "control: cannot set up the tick: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
 }
 
 /* SIGHUP: as maglbctl reload (a bad file is logged and refused). */
@@ -606,7 +636,7 @@ control_start(struct control *c)
 	want_neighbours(c, control_state(c));
 	if (control_bfd_start(c) < 0)
 		return -ENOMEM;
-	return qb_loop_timer_add(c->loop, QB_LOOP_HIGH, TICK_NS, c, tick, &c->tick);
+	return tick_start(c);
 }
 
 /* The neighbour table answers the state's next-hop lookups. */
@@ -621,7 +651,7 @@ lookup_mac(void *arg, uint8_t family, const uint8_t addr[16])
 int
 control_run(struct control_params *p)
 {
-	struct control c = { .p = *p, .sh = p->shared, .cfg = p->cfg };
+	struct control c = { .p = *p, .sh = p->shared, .cfg = p->cfg, .tick_fd = -1 };
 	char err[CONFIG_ERROR_MAX];
 	struct state_port sp = { .lookup_mac = lookup_mac, .arg = &c };
 	struct dp_state *s;
@@ -651,9 +681,12 @@ control_run(struct control_params *p)
 	ipc_server_destroy(c.ipc);
 	daemon_signals_destroy(c.signals);
 	if (c.loop != NULL) {
-		qb_loop_timer_del(c.loop, c.tick);
+		if (c.tick_fd >= 0)
+			qb_loop_poll_del(c.loop, c.tick_fd);
 		qb_loop_destroy(c.loop);
 	}
+	if (c.tick_fd >= 0)
+		close(c.tick_fd);
 	control_bfd_stop(&c);
 	p->cfg = c.cfg;     /* the caller frees the config in force */
 	retire_ready(&c, true);

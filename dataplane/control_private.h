@@ -93,7 +93,7 @@ struct control_vip_timer {
 
 struct control {
 	qb_loop_t *loop;
-	qb_loop_timer_handle tick;
+	int tick_fd;                    /* a timerfd: every millisecond */
 	struct daemon_signals *signals; /* SIGTERM/SIGINT stop, SIGHUP reloads */
 	struct control_params p;
 	struct dp_shared *sh;
