@@ -3,9 +3,14 @@
 #include "syncd/repl.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
+
+#include <qb/qblog.h>
 
 #include "syncd/cache.h"
 #include "syncd/catalog.h"
@@ -41,6 +46,124 @@ const char *const repl_sync_state_names[REPL_SYNC_STATE_MAX] = {
 	[REPL_SYNCED] = "synced",
 };
 
+/*
+ * The requester's side of a bulk resync, per group. The MERGE_ states take
+ * the same steps after a partition healed, from a group synced before it:
+ * it holds every flow of its side meanwhile (repl_holds_flows()).
+ */
+enum resync_state {
+	RESYNC_S_JOINING = 0,           /* not a member of the group */
+	RESYNC_S_REQUESTING,            /* a donor picked, the request not multicast yet */
+	RESYNC_S_REQUESTED,             /* the request multicast (or refused), no BEGIN yet */
+	RESYNC_S_RECEIVING,             /* BEGIN delivered: entries counted until END */
+	RESYNC_S_MERGE_REQUESTING,
+	RESYNC_S_MERGE_REQUESTED,
+	RESYNC_S_MERGE_RECEIVING,
+	RESYNC_S_SYNCED,
+	RESYNC_S_MAX
+};
+
+static const char *const resync_state_names[RESYNC_S_MAX] = {
+	[RESYNC_S_JOINING] = "joining",
+	[RESYNC_S_REQUESTING] = "requesting",
+	[RESYNC_S_REQUESTED] = "requested",
+	[RESYNC_S_RECEIVING] = "receiving",
+	[RESYNC_S_MERGE_REQUESTING] = "merge-requesting",
+	[RESYNC_S_MERGE_REQUESTED] = "merge-requested",
+	[RESYNC_S_MERGE_RECEIVING] = "merge-receiving",
+	[RESYNC_S_SYNCED] = "synced",
+};
+
+/* What the status tells of each. */
+static const enum repl_sync_state resync_public[RESYNC_S_MAX] = {
+	[RESYNC_S_JOINING] = REPL_JOINING,
+	[RESYNC_S_REQUESTING] = REPL_RESYNCING,
+	[RESYNC_S_REQUESTED] = REPL_RESYNCING,
+	[RESYNC_S_RECEIVING] = REPL_RESYNCING,
+	[RESYNC_S_MERGE_REQUESTING] = REPL_RESYNCING,
+	[RESYNC_S_MERGE_REQUESTED] = REPL_RESYNCING,
+	[RESYNC_S_MERGE_RECEIVING] = REPL_RESYNCING,
+	[RESYNC_S_SYNCED] = REPL_SYNCED,
+};
+
+enum resync_event {
+	RESYNC_EVT_JOINED = 0,          /* this node became a member */
+	RESYNC_EVT_MERGED,              /* a partition healed: a returning member to ask */
+	RESYNC_EVT_ALONE,               /* no other member to ask: nothing to fetch */
+	RESYNC_EVT_REQUEST_SENT,        /* multicast, or refused by the transport */
+	RESYNC_EVT_BEGIN,
+	RESYNC_EVT_ENTRIES,
+	RESYNC_EVT_END,                 /* with the count received */
+	RESYNC_EVT_END_SHORT,           /* with another count: the next donor is asked */
+	RESYNC_EVT_DONOR_LEFT,          /* the next donor is asked */
+	RESYNC_EVT_LEFT,                /* this node is no longer a member */
+	RESYNC_EVT_MAX
+};
+
+static const char *const resync_event_names[RESYNC_EVT_MAX] = {
+	[RESYNC_EVT_JOINED] = "joined",
+	[RESYNC_EVT_MERGED] = "merged",
+	[RESYNC_EVT_ALONE] = "alone",
+	[RESYNC_EVT_REQUEST_SENT] = "request-sent",
+	[RESYNC_EVT_BEGIN] = "begin",
+	[RESYNC_EVT_ENTRIES] = "entries",
+	[RESYNC_EVT_END] = "end",
+	[RESYNC_EVT_END_SHORT] = "end-short",
+	[RESYNC_EVT_DONOR_LEFT] = "donor-left",
+	[RESYNC_EVT_LEFT] = "left",
+};
+
+/* Where each event takes each state; the rest are refused. */
+static const struct resync_move {
+	bool ok;
+	enum resync_state to;
+} resync_moves[RESYNC_S_MAX][RESYNC_EVT_MAX] = {
+	[RESYNC_S_JOINING] = {
+		[RESYNC_EVT_JOINED] = { true, RESYNC_S_REQUESTING },
+		[RESYNC_EVT_LEFT] = { true, RESYNC_S_JOINING },
+	},
+	[RESYNC_S_REQUESTING] = {
+		[RESYNC_EVT_REQUEST_SENT] = { true, RESYNC_S_REQUESTED },
+		[RESYNC_EVT_ALONE] = { true, RESYNC_S_SYNCED },
+		[RESYNC_EVT_DONOR_LEFT] = { true, RESYNC_S_REQUESTING },
+		[RESYNC_EVT_LEFT] = { true, RESYNC_S_JOINING },
+	},
+	[RESYNC_S_REQUESTED] = {
+		[RESYNC_EVT_BEGIN] = { true, RESYNC_S_RECEIVING },
+		[RESYNC_EVT_DONOR_LEFT] = { true, RESYNC_S_REQUESTING },
+		[RESYNC_EVT_LEFT] = { true, RESYNC_S_JOINING },
+	},
+	[RESYNC_S_RECEIVING] = {
+		[RESYNC_EVT_ENTRIES] = { true, RESYNC_S_RECEIVING },
+		[RESYNC_EVT_END] = { true, RESYNC_S_SYNCED },
+		[RESYNC_EVT_END_SHORT] = { true, RESYNC_S_REQUESTING },
+		[RESYNC_EVT_DONOR_LEFT] = { true, RESYNC_S_REQUESTING },
+		[RESYNC_EVT_LEFT] = { true, RESYNC_S_JOINING },
+	},
+	[RESYNC_S_MERGE_REQUESTING] = {
+		[RESYNC_EVT_REQUEST_SENT] = { true, RESYNC_S_MERGE_REQUESTED },
+		[RESYNC_EVT_ALONE] = { true, RESYNC_S_SYNCED },
+		[RESYNC_EVT_DONOR_LEFT] = { true, RESYNC_S_MERGE_REQUESTING },
+		[RESYNC_EVT_LEFT] = { true, RESYNC_S_JOINING },
+	},
+	[RESYNC_S_MERGE_REQUESTED] = {
+		[RESYNC_EVT_BEGIN] = { true, RESYNC_S_MERGE_RECEIVING },
+		[RESYNC_EVT_DONOR_LEFT] = { true, RESYNC_S_MERGE_REQUESTING },
+		[RESYNC_EVT_LEFT] = { true, RESYNC_S_JOINING },
+	},
+	[RESYNC_S_MERGE_RECEIVING] = {
+		[RESYNC_EVT_ENTRIES] = { true, RESYNC_S_MERGE_RECEIVING },
+		[RESYNC_EVT_END] = { true, RESYNC_S_SYNCED },
+		[RESYNC_EVT_END_SHORT] = { true, RESYNC_S_MERGE_REQUESTING },
+		[RESYNC_EVT_DONOR_LEFT] = { true, RESYNC_S_MERGE_REQUESTING },
+		[RESYNC_EVT_LEFT] = { true, RESYNC_S_JOINING },
+	},
+	[RESYNC_S_SYNCED] = {
+		[RESYNC_EVT_MERGED] = { true, RESYNC_S_MERGE_REQUESTING },
+		[RESYNC_EVT_LEFT] = { true, RESYNC_S_JOINING },
+	},
+};
+
 enum {
 	KIND_NEW = 0, KIND_REFRESH, KIND_CLOSE, KINDS,  /* flush order */
 	MSG_MAX = 1 << 20,              /* largest message decoded */
@@ -53,6 +176,8 @@ enum {
 					 * queue of full ones: a second of
 					 * partial batches at the shortest delay */
 	INFLIGHT_MAX = 1 << 16,
+	RESYNC_REFUSED_LOG_MS = 60000,  /* a refused resync event: logged once a minute */
+	RESYNC_WHY_MAX = 128,
 };
 
 static const enum wire_sync_kind kind_wire[KINDS] = {
@@ -112,20 +237,23 @@ struct peer_seq {
 	uint64_t seq;
 };
 
+/* A resync this node asks for. */
+struct resync_requester {
+	enum resync_state state;
+	uint32_t donor, epoch;          /* asked of; the stream's epoch */
+	uint32_t start_ms;
+	uint64_t got;                   /* entries since BEGIN */
+	uint64_t import_barrier;        /* the last import of the last resync */
+	bool refused_logged;            /* a refusal was logged at refused_ms */
+	uint32_t refused_ms;
+};
+
 struct group {
 	char name[CATALOG_GROUP_NAME_MAX];
-	enum repl_sync_state state;
 	bool member;
 	uint32_t members[REPL_MEMBERS_MAX];
 	uint32_t n_members;
-	/* resync as requester */
-	uint32_t donor, epoch, resync_start_ms;
-	bool request_pending, begun;
-	uint64_t resync_got;
-	uint64_t import_barrier;        /* the last import of the last resync */
-	bool merging;                   /* resyncing after a partition healed,
-					 * synced before it: it holds every flow
-					 * of its side */
+	struct resync_requester rq;
 	/* outgoing */
 	struct batch out[KINDS];
 	struct keyset later[KINDS];     /* REFRESH and CLOSE: flows pending */
@@ -962,12 +1090,65 @@ lowest_but(const struct group *g, uint32_t node)
 	return best;
 }
 
+/* Count, and log at most once a minute, an event the requester cannot take. */
+__attribute__((format(printf, 4, 5)))
 static void
-request_send(struct repl *r, uint16_t gi)
+resync_refuse(struct group *g, enum resync_event ev, uint32_t now_ms, const char *fmt, ...)
+{
+	struct resync_requester *rq = &g->rq;
+	char why[RESYNC_WHY_MAX];
+	va_list ap;
+
+	g->counters[REPL_IMPOSSIBLE_TRANSITIONS]++;
+	if (rq->refused_logged && now_ms - rq->refused_ms < RESYNC_REFUSED_LOG_MS)
+		return;
+	rq->refused_logged = true;
+	rq->refused_ms = now_ms;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	qb_log(LOG_ERR, "group %s: resync: %s refused in state %s (donor %u, epoch %u): %s "
+	       "(impossible_transitions=%" PRIu64 ")", g->name, resync_event_names[ev],
+	       resync_state_names[rq->state], rq->donor, rq->epoch, why,
+	       g->counters[REPL_IMPOSSIBLE_TRANSITIONS]);
+}
+
+/* The one way the requester moves. 0, or -EPERM: refused, nothing changed. */
+static int
+resync_move(struct group *g, enum resync_event ev, uint32_t now_ms)
+{
+	const struct resync_move *m = &resync_moves[g->rq.state][ev];
+
+	if (!m->ok) {
+		resync_refuse(g, ev, now_ms, "not a transition of the machine");
+		return -EPERM;
+	}
+	g->rq.state = m->to;
+	return 0;
+}
+
+/* A donor picked, the request not multicast yet. */
+static bool
+resync_requesting(const struct group *g)
+{
+	return g->rq.state == RESYNC_S_REQUESTING || g->rq.state == RESYNC_S_MERGE_REQUESTING;
+}
+
+/* Synced before a partition healed, fetching what the other side made. */
+static bool
+resync_merging(const struct group *g)
+{
+	return g->rq.state == RESYNC_S_MERGE_REQUESTING ||
+	       g->rq.state == RESYNC_S_MERGE_REQUESTED ||
+	       g->rq.state == RESYNC_S_MERGE_RECEIVING;
+}
+
+static void
+request_send(struct repl *r, uint16_t gi, uint32_t now_ms)
 {
 	struct group *g = &r->groups[gi];
 	struct wire_sync_msg m = {
-		.kind = WIRE_SYNC_RESYNC_REQUEST, .epoch = g->epoch, .peer = g->donor,
+		.kind = WIRE_SYNC_RESYNC_REQUEST, .epoch = g->rq.epoch, .peer = g->rq.donor,
 	};
 	size_t len;
 	int rc;
@@ -981,35 +1162,37 @@ request_send(struct repl *r, uint16_t gi)
 		g->counters[REPL_CPG_RETRIES]++;
 		return;
 	}
-	g->request_pending = false;
+	resync_move(g, RESYNC_EVT_REQUEST_SENT, now_ms);
 	if (rc == 0) {
 		g->counters[REPL_MSGS_SENT]++;
 		g->counters[REPL_BYTES_SENT] += len;
 	}
 }
 
-/* Ask the next donor after `after` for everything; synced when alone. */
-static void
-resync_start(struct repl *r, uint16_t gi, uint32_t after, uint32_t now_ms)
+/*
+ * Apply ev, which leads to (MERGE_)REQUESTING, and ask the next donor after
+ * `after` for everything; synced when alone. 0, or -EPERM: ev refused.
+ */
+static int
+resync_start(struct repl *r, uint16_t gi, enum resync_event ev, uint32_t after,
+	     uint32_t now_ms)
 {
 	struct group *g = &r->groups[gi];
-	uint32_t donor = pick_donor(r, g, after);
+	struct resync_requester *rq = &g->rq;
+	uint32_t donor;
 
-	if (donor == 0) {
-		g->state = REPL_SYNCED;
-		g->merging = false;
-		g->request_pending = false;
-		return;
-	}
-	g->state = REPL_RESYNCING;
-	g->donor = donor;
-	g->epoch = g->epoch + 1 != 0 ? g->epoch + 1 : 1;
-	g->begun = false;
-	g->resync_got = 0;
-	g->resync_start_ms = now_ms;
-	g->request_pending = true;
+	if (resync_move(g, ev, now_ms) < 0)
+		return -EPERM;
+	donor = pick_donor(r, g, after);
+	if (donor == 0)
+		return resync_move(g, RESYNC_EVT_ALONE, now_ms) < 0 ? -EPERM : 0;
+	rq->donor = donor;
+	rq->epoch = rq->epoch + 1 != 0 ? rq->epoch + 1 : 1;
+	rq->got = 0;
+	rq->start_ms = now_ms;
 	g->counters[REPL_RESYNC_REQUESTS]++;
-	request_send(r, gi);
+	request_send(r, gi, now_ms);
+	return 0;
 }
 
 static void
@@ -1123,13 +1306,59 @@ streams_run(struct repl *r, uint16_t gi, uint32_t now_ms)
 	}
 }
 
+/*
+ * A donor's BEGIN, ENTRIES or END addressed to this node. Every member sees
+ * every stream; one addressed here comes from the donor asked, with the
+ * epoch asked: CPG delivers nothing of a donor after it left, and a new
+ * request is made only once the stream before has ended or its donor left.
+ */
+static void
+on_stream(struct repl *r, uint16_t gi, uint32_t sender, const struct wire_sync_msg *m,
+	  uint32_t now_ms)
+{
+	struct group *g = &r->groups[gi];
+	struct resync_requester *rq = &g->rq;
+	enum resync_event ev = m->kind == WIRE_SYNC_RESYNC_BEGIN ? RESYNC_EVT_BEGIN :
+			       m->kind == WIRE_SYNC_RESYNC_ENTRIES ? RESYNC_EVT_ENTRIES :
+			       rq->got == m->entry_count ? RESYNC_EVT_END : RESYNC_EVT_END_SHORT;
+
+	if (sender != rq->donor || m->epoch != rq->epoch) {
+		resync_refuse(g, ev, now_ms, "from node %u, epoch %u: not the stream asked",
+			      sender, m->epoch);
+		return;
+	}
+	switch (ev) {
+	case RESYNC_EVT_BEGIN:
+		if (resync_move(g, ev, now_ms) == 0)
+			rq->got = 0;
+		break;
+	case RESYNC_EVT_ENTRIES:
+		if (resync_move(g, ev, now_ms) < 0)
+			break;
+		apply_entries(r, gi, sender, KIND_NEW, m, now_ms);
+		rq->got += m->count;
+		g->counters[REPL_RESYNC_ENTRIES_RECEIVED] += m->count;
+		break;
+	case RESYNC_EVT_END:
+		if (resync_move(g, ev, now_ms) < 0)
+			break;
+		rq->import_barrier = r->i_tail != NULL ? r->i_tail->token : 0;
+		r->want_reconcile = true;
+		g->counters[REPL_RESYNC_COMPLETE]++;
+		g->counters[REPL_RESYNC_LAST_MS] = now_ms - rq->start_ms;
+		break;
+	default:
+		if (resync_start(r, gi, ev, rq->donor, now_ms) == 0)
+			g->counters[REPL_RESYNC_INCOMPLETE]++;
+		break;
+	}
+}
+
 static void
 on_resync(struct repl *r, uint16_t gi, uint32_t sender, const struct wire_sync_msg *m,
 	  uint32_t now_ms)
 {
 	struct group *g = &r->groups[gi];
-	bool mine = m->peer == r->p.self && g->state == REPL_RESYNCING &&
-		    m->epoch == g->epoch && sender == g->donor;
 
 	switch (m->kind) {
 	case WIRE_SYNC_RESYNC_REQUEST:
@@ -1138,32 +1367,10 @@ on_resync(struct repl *r, uint16_t gi, uint32_t sender, const struct wire_sync_m
 			stream_add(g, sender, m->epoch, false);
 		break;
 	case WIRE_SYNC_RESYNC_BEGIN:
-		if (mine) {
-			g->begun = true;
-			g->resync_got = 0;
-		}
-		break;
 	case WIRE_SYNC_RESYNC_ENTRIES:
-		if (mine && g->begun) {
-			apply_entries(r, gi, sender, KIND_NEW, m, now_ms);
-			g->resync_got += m->count;
-			g->counters[REPL_RESYNC_ENTRIES_RECEIVED] += m->count;
-		}
-		break;
 	case WIRE_SYNC_RESYNC_END:
-		if (!mine || !g->begun)
-			break;
-		if (g->resync_got == m->entry_count) {
-			g->state = REPL_SYNCED;
-			g->merging = false;
-			g->import_barrier = r->i_tail != NULL ? r->i_tail->token : 0;
-			r->want_reconcile = true;
-			g->counters[REPL_RESYNC_COMPLETE]++;
-			g->counters[REPL_RESYNC_LAST_MS] = now_ms - g->resync_start_ms;
-		} else {
-			g->counters[REPL_RESYNC_INCOMPLETE]++;
-			resync_start(r, gi, g->donor, now_ms);
-		}
+		if (m->peer == r->p.self)
+			on_stream(r, gi, sender, m, now_ms);
 		break;
 	default:
 		break;
@@ -1362,8 +1569,7 @@ repl_on_members(struct repl *r, uint16_t gi, const uint32_t *members, size_t n, 
 			i++;
 	if (!self_in) {
 		g->member = false;
-		g->state = REPL_JOINING;
-		g->merging = false;
+		resync_move(g, RESYNC_EVT_LEFT, now_ms);
 		g->n_streams = 0;
 		queue_clear(g);
 		return;
@@ -1373,17 +1579,16 @@ repl_on_members(struct repl *r, uint16_t gi, const uint32_t *members, size_t n, 
 		inflight_clear(g);
 	}
 	g->member = true;
-	if (g->state == REPL_JOINING) {
-		resync_start(r, gi, 0, now_ms);
-	} else if (g->state == REPL_RESYNCING && !is_member(g, g->donor)) {
-		g->counters[REPL_RESYNC_INCOMPLETE]++;
-		resync_start(r, gi, g->donor, now_ms);
-	} else if (g->state == REPL_SYNCED && newcomer != 0 && merged) {
+	if (g->rq.state == RESYNC_S_JOINING) {
+		resync_start(r, gi, RESYNC_EVT_JOINED, 0, now_ms);
+	} else if (resync_public[g->rq.state] == REPL_RESYNCING && !is_member(g, g->rq.donor)) {
+		if (resync_start(r, gi, RESYNC_EVT_DONOR_LEFT, g->rq.donor, now_ms) == 0)
+			g->counters[REPL_RESYNC_INCOMPLETE]++;
+	} else if (g->rq.state == RESYNC_S_SYNCED && newcomer != 0 && merged) {
 		/* a partition healed: each side lacks what the other made */
 		stream_add(g, r->p.self, 0, true);
-		resync_start(r, gi, newcomer - 1, now_ms);
-		g->merging = g->state == REPL_RESYNCING;
-		g->counters[REPL_RESYNC_MERGES]++;
+		if (resync_start(r, gi, RESYNC_EVT_MERGED, newcomer - 1, now_ms) == 0)
+			g->counters[REPL_RESYNC_MERGES]++;
 	}
 }
 
@@ -1398,8 +1603,8 @@ repl_tick(struct repl *r, uint32_t now_ms, uint64_t now_us)
 		queue_retry(r, gi);
 		if (g->pending && (int32_t)(now_ms - g->first_ms) >= (int32_t)r->p.max_batch_delay_ms)
 			flush(r, gi, KINDS - 1);
-		if (g->request_pending)
-			request_send(r, gi);
+		if (resync_requesting(g))
+			request_send(r, gi, now_ms);
 		streams_run(r, gi, now_ms);
 		lathist_tick(&g->self_lag, now_us);
 		lathist_tick(&g->import_lag, now_us);
@@ -1528,18 +1733,10 @@ static void
 group_carry(struct group *n, struct group *o)
 {
 	memcpy(n->counters, o->counters, sizeof(n->counters));
-	n->state = o->state;
 	n->member = o->member;
 	memcpy(n->members, o->members, sizeof(n->members));
 	n->n_members = o->n_members;
-	n->donor = o->donor;
-	n->epoch = o->epoch;
-	n->resync_start_ms = o->resync_start_ms;
-	n->request_pending = o->request_pending;
-	n->begun = o->begun;
-	n->resync_got = o->resync_got;
-	n->merging = o->merging;
-	n->import_barrier = o->import_barrier;  /* the import queue is kept */
+	n->rq = o->rq;                  /* its import barrier too: the import queue is kept */
 	n->seq = o->seq;
 	memcpy(n->peers, o->peers, sizeof(n->peers));
 	n->self_lag = o->self_lag;
@@ -1618,7 +1815,7 @@ repl_busy(const struct repl *r)
 	for (uint16_t i = 0; i < r->n_groups; i++) {
 		const struct group *g = &r->groups[i];
 
-		if (g->pending || g->q_head != NULL || g->n_streams > 0 || g->request_pending)
+		if (g->pending || g->q_head != NULL || g->n_streams > 0 || resync_requesting(g))
 			return true;
 	}
 	for (const struct import_batch *b = r->i_head; b != NULL; b = b->next)
@@ -1646,10 +1843,10 @@ holds_everything(const struct repl *r, bool merging_counts)
 	for (uint16_t i = 0; i < r->n_groups; i++) {
 		const struct group *g = &r->groups[i];
 
-		if (g->state != REPL_SYNCED && !(merging_counts && g->merging))
+		if (g->rq.state != RESYNC_S_SYNCED && !(merging_counts && resync_merging(g)))
 			return false;
 		/* imports are acknowledged in order: the head is the oldest */
-		if (g->import_barrier != 0 && head <= g->import_barrier)
+		if (g->rq.import_barrier != 0 && head <= g->rq.import_barrier)
 			return false;
 	}
 	return r->dp_synced;
@@ -1681,10 +1878,10 @@ repl_group_status(const struct repl *r, uint16_t gi, struct repl_group_status *s
 
 	memset(st, 0, sizeof(*st));
 	st->name = g->name;
-	st->state = g->state;
+	st->state = resync_public[g->rq.state];
 	memcpy(st->members, g->members, sizeof(st->members));
 	st->n_members = g->n_members;
-	st->donor = g->state == REPL_RESYNCING ? g->donor : 0;
+	st->donor = st->state == REPL_RESYNCING ? g->rq.donor : 0;
 	memcpy(st->counters, g->counters, sizeof(st->counters));
 	st->send_queue = g->q_len;
 	st->entries_own = cs.own;

@@ -28,6 +28,9 @@
  *    donor had applied: entries closed meanwhile are not resurrected, and
  *    entries created meanwhile arrive live. A group is synced when a
  *    stream ended with the count announced, or when this node is alone.
+ *    A BEGIN, ENTRIES or END addressed to this node that is not of the
+ *    stream it asked for, or that the requester's state cannot take, is
+ *    refused: counted (impossible_transitions), logged, nothing applied.
  *  - Each sender's messages carry a sequence number per group. One not
  *    newer than the sender's last is dropped, counted (drop_seq_stale):
  *    CPG delivers a process's messages once and in order, so it is a
@@ -82,7 +85,9 @@ struct cache;
 	X(RESYNC_COMPLETE, resync_complete, "resyncs that ended with the right count") \
 	X(RESYNC_INCOMPLETE, resync_incomplete, "resyncs that ended short or lost their donor") \
 	X(RESYNC_LAST_MS, resync_last_ms, "duration of the last complete resync, ms") \
-	X(RESYNC_MERGES, resync_merges, "partitions healed: resyncs asked of a returning member")
+	X(RESYNC_MERGES, resync_merges, "partitions healed: resyncs asked of a returning member") \
+	X(IMPOSSIBLE_TRANSITIONS, impossible_transitions, \
+	  "resync events the requester refused: a bug, logged with its state")
 
 enum repl_counter {
 #define REPL_COUNTER_ENUM_(id, name, text) REPL_##id,

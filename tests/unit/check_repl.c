@@ -1274,6 +1274,131 @@ START_TEST(test_seq_restarted_sender_not_stale)
 }
 END_TEST
 
+/*
+ * Node sender's process says to node 2: a resync message of kind with
+ * epoch, one flow in it (ENTRIES) or the count for END.
+ */
+static void
+deliver_resync(enum wire_sync_kind kind, uint32_t sender, uint32_t epoch, uint64_t seq,
+	       uint64_t count)
+{
+	struct wire_flow f;
+	struct wire_sync_msg m = { .kind = kind, .node_id = sender, .seq = seq, .epoch = epoch,
+				   .peer = 2, .entry_count = count };
+	uint8_t buf[256];
+	size_t len;
+
+	if (kind == WIRE_SYNC_RESYNC_ENTRIES) {
+		flow(&f, 60000, 60000, 0);
+		m.entries = &f;
+		m.count = 1;
+	}
+	ck_assert_int_eq(wire_sync_encode(&m, buf, sizeof(buf), &len), 0);
+	repl_on_deliver(nodes[1].r, 0, sender, buf, len, now, 0);
+}
+
+/*
+ * A refused resync event changed nothing but its own count (and what any
+ * delivery counts: the message, a gap in its sender's sequence).
+ */
+static void
+refused(const struct repl_group_status *b, const struct repl_group_status *a, uint64_t n)
+{
+	ck_assert_uint_eq(a->counters[REPL_IMPOSSIBLE_TRANSITIONS],
+			  b->counters[REPL_IMPOSSIBLE_TRANSITIONS] + n);
+	for (int i = 0; i < REPL_COUNTER_MAX; i++)
+		if (i != REPL_IMPOSSIBLE_TRANSITIONS && i != REPL_MSGS_RECEIVED &&
+		    i != REPL_SEQ_GAPS)
+			ck_assert_msg(a->counters[i] == b->counters[i], "%s moved",
+				      repl_counter_names[i]);
+	ck_assert_int_eq(a->state, b->state);
+	ck_assert_uint_eq(a->donor, b->donor);
+	ck_assert_uint_eq(a->entries_peers, b->entries_peers);
+	ck_assert_uint_eq(a->digest, b->digest);
+}
+
+/* Node 1 holds 10 entries; node 2 joins and asks it (epoch 1), not delivered yet. */
+static void
+joined_asking(void)
+{
+	node_start(0, EXTRA_NONE);
+	members(1);
+	settle();
+	export(0, WIRE_FLOW_EVENT_NEW, 1, 10, 0);
+	settle();
+	node_start(1, EXTRA_NONE);
+	members(3);
+	ck_assert_int_eq(status(1).state, REPL_RESYNCING);
+	ck_assert_uint_eq(status(1).donor, 1);
+}
+
+/* Node 2's resync ends as if nothing had been refused. */
+static void
+asked_completes(void)
+{
+	settle();
+	ck_assert_int_eq(status(1).state, REPL_SYNCED);
+	ck_assert_uint_eq(held(1), 10);
+	ck_assert_uint_eq(status(1).counters[REPL_RESYNC_COMPLETE], 1);
+}
+
+/* A stream addressed here that is not the one asked: another donor, another epoch. */
+START_TEST(test_resync_refuses_stream_not_asked)
+{
+	struct repl_group_status before, after;
+
+	joined_asking();
+	before = status(1);
+	deliver_resync(WIRE_SYNC_RESYNC_BEGIN, 3, 1, 1, 0);
+	deliver_resync(WIRE_SYNC_RESYNC_ENTRIES, 3, 1, 2, 0);
+	after = status(1);
+	refused(&before, &after, 2);
+	ck_assert_uint_eq(held(1), 0);
+
+	asked_completes();
+	before = status(1);
+	deliver_resync(WIRE_SYNC_RESYNC_END, 1, 9, 1000, 0);
+	after = status(1);
+	refused(&before, &after, 1);
+	ck_assert_uint_eq(after.counters[REPL_RESYNC_COMPLETE], 1);
+}
+END_TEST
+
+/* The donor's ENTRIES before its BEGIN: no move of a requester still waiting. */
+START_TEST(test_resync_refuses_entries_before_begin)
+{
+	struct repl_group_status before, after;
+
+	joined_asking();
+	/* node 1 multicast its batch (seq 1) before node 2 joined: 1 is unseen here */
+	ck_assert_uint_ge(status(0).counters[REPL_MSGS_SENT], 1);
+	before = status(1);
+	deliver_resync(WIRE_SYNC_RESYNC_ENTRIES, 1, 1, 1, 0);
+	after = status(1);
+	refused(&before, &after, 1);
+	ck_assert_uint_eq(held(1), 0);
+
+	asked_completes();
+	ck_assert_uint_eq(status(1).counters[REPL_IMPOSSIBLE_TRANSITIONS], 1);
+}
+END_TEST
+
+/* The END of the stream asked, again once synced: no move of a synced requester. */
+START_TEST(test_resync_refuses_end_when_synced)
+{
+	struct repl_group_status before, after;
+
+	joined_asking();
+	asked_completes();
+	ck_assert_uint_eq(status(1).counters[REPL_IMPOSSIBLE_TRANSITIONS], 0);
+	before = status(1);
+	deliver_resync(WIRE_SYNC_RESYNC_END, 1, 1, 1000, 10);
+	after = status(1);
+	refused(&before, &after, 1);
+	ck_assert_uint_eq(after.counters[REPL_RESYNC_COMPLETE], 1);
+}
+END_TEST
+
 static Suite *
 repl_suite(void)
 {
@@ -1291,6 +1416,9 @@ repl_suite(void)
 	tcase_add_test(tc, test_resync_under_traffic);
 	tcase_add_test(tc, test_resync_any_donor);
 	tcase_add_test(tc, test_resync_donor_leaves);
+	tcase_add_test(tc, test_resync_refuses_stream_not_asked);
+	tcase_add_test(tc, test_resync_refuses_entries_before_begin);
+	tcase_add_test(tc, test_resync_refuses_end_when_synced);
 	tcase_add_test(tc, test_dataplane_restart_imports_all);
 	tcase_add_test(tc, test_dump_adopts_own_flows);
 	tcase_add_test(tc, test_verify);
