@@ -224,12 +224,26 @@ struct queued_msg {
 	uint8_t data[];
 };
 
+/* A donor's stream: what it multicasts next. */
+enum stream_phase {
+	STREAM_BEGIN = 0,
+	STREAM_ENTRIES,                 /* from the cursor on, until the cache ends */
+	STREAM_END,                     /* with the count sent */
+	STREAM_PHASE_MAX
+};
+
+static const char *const stream_phase_names[STREAM_PHASE_MAX] = {
+	[STREAM_BEGIN] = "begin",
+	[STREAM_ENTRIES] = "entries",
+	[STREAM_END] = "end",
+};
+
 struct stream {                         /* a resync this node sends */
 	uint32_t requester, epoch;
 	uint32_t cursor;
 	uint64_t sent;
-	uint8_t phase;                  /* 0 BEGIN, 1 ENTRIES, 2 END */
-	bool announce;                  /* own entries as NEW, no BEGIN/END */
+	enum stream_phase phase;
+	bool announce;                  /* own entries as NEW, no BEGIN nor END sent */
 };
 
 struct peer_seq {
@@ -1209,7 +1223,7 @@ stream_add(struct group *g, uint32_t requester, uint32_t epoch, bool announce)
 		s = &g->streams[g->n_streams++];
 	}
 	*s = (struct stream){ .requester = requester, .epoch = epoch, .announce = announce,
-			      .phase = announce ? 1 : 0 };
+			      .phase = announce ? STREAM_ENTRIES : STREAM_BEGIN };
 	if (!announce)
 		g->counters[REPL_RESYNC_SERVED]++;
 }
@@ -1218,6 +1232,15 @@ static void
 stream_drop(struct group *g, uint32_t i)
 {
 	g->streams[i] = g->streams[--g->n_streams];
+}
+
+static void
+stream_enter(const struct group *g, struct stream *s, enum stream_phase phase)
+{
+	s->phase = phase;
+	qb_log(LOG_DEBUG, "group %s: resync stream to node %u, epoch %u: %s (%" PRIu64
+	       " entries sent)", g->name, s->requester, s->epoch, stream_phase_names[phase],
+	       s->sent);
 }
 
 /* Build the stream's next message at the moment it is sent; see repl.h. */
@@ -1231,11 +1254,11 @@ stream_step(struct repl *r, uint16_t gi, struct stream *s, uint32_t now_ms)
 	size_t bytes = WIRE_SYNC_HEADER_MAX, len, n = 0;
 	int rc;
 
-	if (s->announce && s->phase != 1) {
+	if (s->announce && s->phase != STREAM_ENTRIES) {
 		return 1;
-	} else if (s->phase == 0) {
+	} else if (s->phase == STREAM_BEGIN) {
 		m.kind = WIRE_SYNC_RESYNC_BEGIN;
-	} else if (s->phase == 2) {
+	} else if (s->phase == STREAM_END) {
 		m.kind = WIRE_SYNC_RESYNC_END;
 		m.entry_count = s->sent;
 	} else {
@@ -1262,7 +1285,7 @@ stream_step(struct repl *r, uint16_t gi, struct stream *s, uint32_t now_ms)
 			n++;
 		}
 		if (n == 0) {
-			s->phase = 2;
+			stream_enter(g, s, STREAM_END);
 			s->cursor = cursor;
 			return 0;
 		}
@@ -1283,9 +1306,9 @@ stream_step(struct repl *r, uint16_t gi, struct stream *s, uint32_t now_ms)
 	}
 	s->cursor = cursor;
 	s->sent += n;
-	if (s->phase == 0)
-		s->phase = 1;
-	else if (s->phase == 2)
+	if (s->phase == STREAM_BEGIN)
+		stream_enter(g, s, STREAM_ENTRIES);
+	else if (s->phase == STREAM_END)
 		return 1;       /* done */
 	return 0;
 }
