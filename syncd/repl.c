@@ -262,31 +262,50 @@ struct resync_requester {
 	uint32_t refused_ms;
 };
 
-struct group {
-	char name[CATALOG_GROUP_NAME_MAX];
+/*
+ * What a group keeps across a reload (group_carry() copies it whole): its
+ * counters, its membership, its resync, its sequences and its CPG backlog
+ * with what that backlog carries for verify.
+ */
+struct group_carried {
+	uint64_t counters[REPL_COUNTER_MAX];
 	bool member;
 	uint32_t members[REPL_MEMBERS_MAX];
 	uint32_t n_members;
-	struct resync_requester rq;
+	struct resync_requester rq;     /* its import barrier too: the import queue is kept */
+	uint64_t seq;                   /* of own messages */
+	struct peer_seq peers[REPL_MEMBERS_MAX];
+	struct lathist self_lag, import_lag;
+	/* the CPG backlog: the new group takes it over */
+	struct queued_msg *q_head, *q_tail;
+	size_t q_bytes;
+	uint32_t q_len;
+	/* own messages in flight, oldest first: where in the ring (its slots are copied) */
+	uint32_t if_head, if_len;
+	struct verify_delta if_sum;     /* of the ring */
+};
+
+/*
+ * A sync group. Outside carried, what a reload does not keep: the name
+ * (the new config's), the batches and their keysets (flushed before the
+ * reload), the ring's slots (allocated per group, copied into the new
+ * one), the donor's streams (their cursors are the old cache's: a stream
+ * under way is dropped) and a verify round (its answers describe the old
+ * config's entries).
+ */
+struct group {
+	char name[CATALOG_GROUP_NAME_MAX];
+	struct group_carried carried;
 	/* outgoing */
 	struct batch out[KINDS];
 	struct keyset later[KINDS];     /* REFRESH and CLOSE: flows pending */
 	bool pending;
 	uint32_t first_ms;
 	uint64_t stamp_us;
-	uint64_t seq;
-	struct queued_msg *q_head, *q_tail;
-	size_t q_bytes;
-	uint32_t q_len;
-	/* own messages in flight, oldest first: a ring, by seq */
-	struct inflight *inflight;
-	uint32_t if_head, if_len, if_mask;
-	struct verify_delta if_sum;     /* of the ring */
+	struct inflight *inflight;      /* the ring: if_mask + 1 slots */
+	uint32_t if_mask;
 	struct stream streams[STREAMS_MAX];
 	uint32_t n_streams;
-	struct peer_seq peers[REPL_MEMBERS_MAX];
-	uint64_t counters[REPL_COUNTER_MAX];
-	struct lathist self_lag, import_lag;
 	/* sync verify, as requester */
 	uint32_t verify_round;
 	struct repl_digest answers[REPL_MEMBERS_MAX];
@@ -415,26 +434,26 @@ inflight_push(struct group *g, uint64_t seq, struct verify_delta d)
 
 	if (d.digest == 0 && d.entries == 0)
 		return;
-	if (g->if_len > g->if_mask) {
+	if (g->carried.if_len > g->if_mask) {
 		/* full: the newest waits for this one too (late, never lost) */
-		it = &g->inflight[(g->if_head + g->if_len - 1) & g->if_mask];
+		it = &g->inflight[(g->carried.if_head + g->carried.if_len - 1) & g->if_mask];
 		it->seq = seq;
 		delta_add(&it->delta, d);
 	} else {
-		it = &g->inflight[(g->if_head + g->if_len++) & g->if_mask];
+		it = &g->inflight[(g->carried.if_head + g->carried.if_len++) & g->if_mask];
 		*it = (struct inflight){ .seq = seq, .delta = d };
 	}
-	delta_add(&g->if_sum, d);
+	delta_add(&g->carried.if_sum, d);
 }
 
 /* CPG delivered own message seq back: it and every earlier one are agreed. */
 static void
 inflight_delivered(struct group *g, uint64_t seq)
 {
-	while (g->if_len > 0 && g->inflight[g->if_head].seq <= seq) {
-		delta_sub(&g->if_sum, g->inflight[g->if_head].delta);
-		g->if_head = (g->if_head + 1) & g->if_mask;
-		g->if_len--;
+	while (g->carried.if_len > 0 && g->inflight[g->carried.if_head].seq <= seq) {
+		delta_sub(&g->carried.if_sum, g->inflight[g->carried.if_head].delta);
+		g->carried.if_head = (g->carried.if_head + 1) & g->if_mask;
+		g->carried.if_len--;
 	}
 }
 
@@ -442,13 +461,13 @@ inflight_delivered(struct group *g, uint64_t seq)
 static void
 inflight_cancel(struct group *g, uint64_t seq)
 {
-	for (uint32_t i = g->if_len; i > 0; i--) {
-		struct inflight *it = &g->inflight[(g->if_head + i - 1) & g->if_mask];
+	for (uint32_t i = g->carried.if_len; i > 0; i--) {
+		struct inflight *it = &g->inflight[(g->carried.if_head + i - 1) & g->if_mask];
 
 		if (it->seq < seq)
 			return;
 		if (it->seq == seq) {
-			delta_sub(&g->if_sum, it->delta);
+			delta_sub(&g->carried.if_sum, it->delta);
 			it->delta = (struct verify_delta){ 0 };
 			return;
 		}
@@ -459,8 +478,8 @@ inflight_cancel(struct group *g, uint64_t seq)
 static void
 inflight_clear(struct group *g)
 {
-	g->if_head = g->if_len = 0;
-	g->if_sum = (struct verify_delta){ 0 };
+	g->carried.if_head = g->carried.if_len = 0;
+	g->carried.if_sum = (struct verify_delta){ 0 };
 	for (int k = 0; k < KINDS; k++)
 		g->out[k].delta = (struct verify_delta){ 0 };
 }
@@ -469,7 +488,7 @@ inflight_clear(struct group *g)
 static struct verify_delta
 inflight_pending(const struct group *g)
 {
-	struct verify_delta d = g->if_sum;
+	struct verify_delta d = g->carried.if_sum;
 
 	for (int k = 0; k < KINDS; k++)
 		delta_add(&d, g->out[k].delta);
@@ -489,39 +508,39 @@ send_or_queue(struct repl *r, uint16_t gi, const uint8_t *buf, size_t len, uint3
 	struct queued_msg *q;
 	int rc = -EAGAIN;
 
-	if (g->q_head == NULL)
+	if (g->carried.q_head == NULL)
 		rc = r->ops.send(r->arg, gi, buf, len);
 	if (rc == 0) {
-		g->counters[REPL_MSGS_SENT]++;
-		g->counters[REPL_BYTES_SENT] += len;
-		g->counters[REPL_ENTRIES_SENT] += entries;
+		g->carried.counters[REPL_MSGS_SENT]++;
+		g->carried.counters[REPL_BYTES_SENT] += len;
+		g->carried.counters[REPL_ENTRIES_SENT] += entries;
 		return;
 	}
 	if (rc != -EAGAIN) {
-		g->counters[REPL_DROP_SEND_ERROR] += entries;
-		inflight_cancel(g, g->seq);
+		g->carried.counters[REPL_DROP_SEND_ERROR] += entries;
+		inflight_cancel(g, g->carried.seq);
 		return;
 	}
-	if (g->q_head == NULL)
-		g->counters[REPL_CPG_RETRIES]++;
-	if (g->q_bytes + len > r->p.send_queue_bytes ||
+	if (g->carried.q_head == NULL)
+		g->carried.counters[REPL_CPG_RETRIES]++;
+	if (g->carried.q_bytes + len > r->p.send_queue_bytes ||
 	    (q = malloc(sizeof(*q) + len)) == NULL) {
-		g->counters[REPL_DROP_CPG_BACKLOG] += entries;
-		inflight_cancel(g, g->seq);
+		g->carried.counters[REPL_DROP_CPG_BACKLOG] += entries;
+		inflight_cancel(g, g->carried.seq);
 		return;
 	}
 	q->next = NULL;
 	q->len = len;
-	q->seq = g->seq;
+	q->seq = g->carried.seq;
 	q->entries = entries;
 	memcpy(q->data, buf, len);
-	if (g->q_tail != NULL)
-		g->q_tail->next = q;
+	if (g->carried.q_tail != NULL)
+		g->carried.q_tail->next = q;
 	else
-		g->q_head = q;
-	g->q_tail = q;
-	g->q_bytes += len;
-	g->q_len++;
+		g->carried.q_head = q;
+	g->carried.q_tail = q;
+	g->carried.q_bytes += len;
+	g->carried.q_len++;
 }
 
 /* Send what waits for CPG, oldest first, until it is busy again. */
@@ -530,27 +549,27 @@ queue_retry(struct repl *r, uint16_t gi)
 {
 	struct group *g = &r->groups[gi];
 
-	while (g->q_head != NULL) {
-		struct queued_msg *q = g->q_head;
+	while (g->carried.q_head != NULL) {
+		struct queued_msg *q = g->carried.q_head;
 		int rc = r->ops.send(r->arg, gi, q->data, q->len);
 
 		if (rc == -EAGAIN) {
-			g->counters[REPL_CPG_RETRIES]++;
+			g->carried.counters[REPL_CPG_RETRIES]++;
 			return;
 		}
 		if (rc == 0) {
-			g->counters[REPL_MSGS_SENT]++;
-			g->counters[REPL_BYTES_SENT] += q->len;
-			g->counters[REPL_ENTRIES_SENT] += q->entries;
+			g->carried.counters[REPL_MSGS_SENT]++;
+			g->carried.counters[REPL_BYTES_SENT] += q->len;
+			g->carried.counters[REPL_ENTRIES_SENT] += q->entries;
 		} else {
-			g->counters[REPL_DROP_SEND_ERROR] += q->entries;
+			g->carried.counters[REPL_DROP_SEND_ERROR] += q->entries;
 			inflight_cancel(g, q->seq);
 		}
-		g->q_head = q->next;
-		if (g->q_head == NULL)
-			g->q_tail = NULL;
-		g->q_bytes -= q->len;
-		g->q_len--;
+		g->carried.q_head = q->next;
+		if (g->carried.q_head == NULL)
+			g->carried.q_tail = NULL;
+		g->carried.q_bytes -= q->len;
+		g->carried.q_len--;
 		free(q);
 	}
 }
@@ -558,15 +577,15 @@ queue_retry(struct repl *r, uint16_t gi)
 static void
 queue_clear(struct group *g)
 {
-	while (g->q_head != NULL) {
-		struct queued_msg *q = g->q_head;
+	while (g->carried.q_head != NULL) {
+		struct queued_msg *q = g->carried.q_head;
 
-		g->q_head = q->next;
+		g->carried.q_head = q->next;
 		free(q);
 	}
-	g->q_tail = NULL;
-	g->q_bytes = 0;
-	g->q_len = 0;
+	g->carried.q_tail = NULL;
+	g->carried.q_bytes = 0;
+	g->carried.q_len = 0;
 	inflight_clear(g);
 }
 
@@ -577,9 +596,9 @@ encode(struct repl *r, struct group *g, struct wire_sync_msg *m)
 	size_t len = 0;
 
 	m->node_id = r->p.self;
-	m->seq = ++g->seq;
+	m->seq = ++g->carried.seq;
 	if (wire_sync_encode(m, r->buf, r->buf_len, &len) < 0) {
-		g->seq--;
+		g->carried.seq--;
 		return 0;
 	}
 	return len;
@@ -603,10 +622,10 @@ flush(struct repl *r, uint16_t gi, int upto)
 			continue;
 		len = encode(r, g, &m);
 		if (len > 0) {
-			inflight_push(g, g->seq, b->delta);
+			inflight_push(g, g->carried.seq, b->delta);
 			send_or_queue(r, gi, r->buf, len, (uint32_t)b->n);
 		} else {
-			g->counters[REPL_DROP_SEND_ERROR] += b->n;
+			g->carried.counters[REPL_DROP_SEND_ERROR] += b->n;
 		}
 		b->n = 0;
 		b->bytes = 0;
@@ -678,7 +697,7 @@ import_add(struct repl *r, uint16_t gi, enum wire_flow_event ev, const struct wi
 	if (!r->dp_up)
 		return true;    /* the full import at the next connection has it */
 	if (r->i_entries >= r->p.import_queue_entries) {
-		r->groups[gi].counters[REPL_DROP_IMPORT_QUEUE]++;
+		r->groups[gi].carried.counters[REPL_DROP_IMPORT_QUEUE]++;
 		return false;
 	}
 	if (b == NULL || b->sent || b->ev != ev || b->group != gi || b->n == IMPORT_BATCH_MAX) {
@@ -688,7 +707,7 @@ import_add(struct repl *r, uint16_t gi, enum wire_flow_event ev, const struct wi
 			b = NULL;
 		}
 		if (b == NULL) {
-			r->groups[gi].counters[REPL_DROP_IMPORT_QUEUE]++;
+			r->groups[gi].carried.counters[REPL_DROP_IMPORT_QUEUE]++;
 			return false;
 		}
 		b->cap = 64;
@@ -707,7 +726,7 @@ import_add(struct repl *r, uint16_t gi, enum wire_flow_event ev, const struct wi
 					      sizeof(*e));
 
 		if (e == NULL) {
-			r->groups[gi].counters[REPL_DROP_IMPORT_QUEUE]++;
+			r->groups[gi].carried.counters[REPL_DROP_IMPORT_QUEUE]++;
 			return false;
 		}
 		b->e = e;
@@ -786,9 +805,9 @@ repl_import_done(struct repl *r, uint64_t token, bool ok, uint64_t now_us)
 		struct group *g = &r->groups[b->group];
 
 		r->node[REPL_NODE_IMPORT_BATCHES]++;
-		g->counters[REPL_IMPORTED] += b->n;
+		g->carried.counters[REPL_IMPORTED] += b->n;
 		if (b->stamp_us != 0 && now_us > b->stamp_us)
-			lathist_add(&g->import_lag, now_us - b->stamp_us);
+			lathist_add(&g->carried.import_lag, now_us - b->stamp_us);
 	} else {
 		r->node[REPL_NODE_IMPORT_ERRORS]++;
 	}
@@ -849,7 +868,7 @@ repl_on_export(struct repl *r, const struct wire_ctl_flows *fl, uint32_t now_ms,
 			cache_remove(r->cache, &key);
 		else if (cache_upsert(r->cache, &key, &v, now_ms) < 0)
 			r->node[REPL_NODE_CACHE_FULL]++;
-		if (r->groups[gi].member)
+		if (r->groups[gi].carried.member)
 			batch_add(r, gi, k, &fl->entries[i], delta_since(r, gi, before), now_ms,
 				  now_us);
 	}
@@ -889,7 +908,7 @@ repl_on_dump(struct repl *r, const struct wire_flow *f, size_t n, uint32_t now_m
 			continue;
 		}
 		r->node[REPL_NODE_DUMP_ADOPTED]++;
-		if (r->groups[gi].member)
+		if (r->groups[gi].carried.member)
 			batch_add(r, gi, KIND_NEW, &f[i], delta_since(r, gi, before), now_ms,
 				  now_us);
 	}
@@ -924,7 +943,7 @@ repl_dump_end(struct repl *r, bool close, uint32_t dp_start_ms, uint32_t now_ms,
 		before = cache_group_stats(r->cache, gi);
 		cache_remove(r->cache, &k);
 		r->node[REPL_NODE_RECONCILED_CLOSES]++;
-		if (r->groups[gi].member)
+		if (r->groups[gi].carried.member)
 			batch_add(r, gi, KIND_CLOSE, &f, delta_since(r, gi, before), now_ms,
 				  now_us);
 		import_add(r, gi, WIRE_FLOW_EVENT_CLOSE, &f, 0);
@@ -982,15 +1001,15 @@ seq_check(struct group *g, uint32_t sender, uint64_t seq)
 	struct peer_seq *free_slot = NULL;
 
 	for (uint32_t i = 0; i < REPL_MEMBERS_MAX; i++) {
-		struct peer_seq *p = &g->peers[i];
+		struct peer_seq *p = &g->carried.peers[i];
 
 		if (p->node == sender) {
 			if (seq <= p->seq) {
-				g->counters[REPL_DROP_SEQ_STALE]++;
+				g->carried.counters[REPL_DROP_SEQ_STALE]++;
 				return false;
 			}
 			if (seq - p->seq > 1)
-				g->counters[REPL_SEQ_GAPS]++;
+				g->carried.counters[REPL_SEQ_GAPS]++;
 			p->seq = seq;
 			return true;
 		}
@@ -1040,15 +1059,15 @@ apply_entries(struct repl *r, uint16_t gi, uint32_t sender, int k,
 		int rc = cache_from_wire(r->cache, f, origin, now_ms, &key, &v);
 
 		if (rc == -ENOENT) {
-			g->counters[REPL_REJECTED_VIP]++;
+			g->carried.counters[REPL_REJECTED_VIP]++;
 			continue;
 		}
 		if (rc < 0) {
-			g->counters[REPL_REJECTED_BACKEND]++;
+			g->carried.counters[REPL_REJECTED_BACKEND]++;
 			continue;
 		}
 		if (group_of_vip(r, key.vip) != gi) {
-			g->counters[REPL_REJECTED_GROUP]++;
+			g->carried.counters[REPL_REJECTED_GROUP]++;
 			continue;
 		}
 		if (own && r->reconciling)
@@ -1066,7 +1085,7 @@ apply_entries(struct repl *r, uint16_t gi, uint32_t sender, int k,
 		}
 		if (own)
 			continue;       /* our dataplane made it */
-		g->counters[REPL_ENTRIES_APPLIED]++;
+		g->carried.counters[REPL_ENTRIES_APPLIED]++;
 		import_add(r, gi, kind_event[k], f, m->stamp_us);
 	}
 }
@@ -1079,8 +1098,8 @@ pick_donor(const struct repl *r, const struct group *g, uint32_t after)
 {
 	uint32_t best = 0, lowest = 0;
 
-	for (uint32_t i = 0; i < g->n_members; i++) {
-		uint32_t n = g->members[i];
+	for (uint32_t i = 0; i < g->carried.n_members; i++) {
+		uint32_t n = g->carried.members[i];
 
 		if (n == r->p.self)
 			continue;
@@ -1098,9 +1117,9 @@ lowest_but(const struct group *g, uint32_t node)
 {
 	uint32_t best = 0;
 
-	for (uint32_t i = 0; i < g->n_members; i++)
-		if (g->members[i] != node && (best == 0 || g->members[i] < best))
-			best = g->members[i];
+	for (uint32_t i = 0; i < g->carried.n_members; i++)
+		if (g->carried.members[i] != node && (best == 0 || g->carried.members[i] < best))
+			best = g->carried.members[i];
 	return best;
 }
 
@@ -1109,11 +1128,11 @@ __attribute__((format(printf, 4, 5)))
 static void
 resync_refuse(struct group *g, enum resync_event ev, uint32_t now_ms, const char *fmt, ...)
 {
-	struct resync_requester *rq = &g->rq;
+	struct resync_requester *rq = &g->carried.rq;
 	char why[RESYNC_WHY_MAX];
 	va_list ap;
 
-	g->counters[REPL_IMPOSSIBLE_TRANSITIONS]++;
+	g->carried.counters[REPL_IMPOSSIBLE_TRANSITIONS]++;
 	if (rq->refused_logged && now_ms - rq->refused_ms < RESYNC_REFUSED_LOG_MS)
 		return;
 	rq->refused_logged = true;
@@ -1124,20 +1143,20 @@ resync_refuse(struct group *g, enum resync_event ev, uint32_t now_ms, const char
 	qb_log(LOG_ERR, "group %s: resync: %s refused in state %s (donor %u, epoch %u): %s "
 	       "(impossible_transitions=%" PRIu64 ")", g->name, resync_event_names[ev],
 	       resync_state_names[rq->state], rq->donor, rq->epoch, why,
-	       g->counters[REPL_IMPOSSIBLE_TRANSITIONS]);
+	       g->carried.counters[REPL_IMPOSSIBLE_TRANSITIONS]);
 }
 
 /* The one way the requester moves. 0, or -EPERM: refused, nothing changed. */
 static int
 resync_move(struct group *g, enum resync_event ev, uint32_t now_ms)
 {
-	const struct resync_move *m = &resync_moves[g->rq.state][ev];
+	const struct resync_move *m = &resync_moves[g->carried.rq.state][ev];
 
 	if (!m->ok) {
 		resync_refuse(g, ev, now_ms, "not a transition of the machine");
 		return -EPERM;
 	}
-	g->rq.state = m->to;
+	g->carried.rq.state = m->to;
 	return 0;
 }
 
@@ -1145,16 +1164,17 @@ resync_move(struct group *g, enum resync_event ev, uint32_t now_ms)
 static bool
 resync_requesting(const struct group *g)
 {
-	return g->rq.state == RESYNC_S_REQUESTING || g->rq.state == RESYNC_S_MERGE_REQUESTING;
+	return g->carried.rq.state == RESYNC_S_REQUESTING ||
+	       g->carried.rq.state == RESYNC_S_MERGE_REQUESTING;
 }
 
 /* Synced before a partition healed, fetching what the other side made. */
 static bool
 resync_merging(const struct group *g)
 {
-	return g->rq.state == RESYNC_S_MERGE_REQUESTING ||
-	       g->rq.state == RESYNC_S_MERGE_REQUESTED ||
-	       g->rq.state == RESYNC_S_MERGE_RECEIVING;
+	return g->carried.rq.state == RESYNC_S_MERGE_REQUESTING ||
+	       g->carried.rq.state == RESYNC_S_MERGE_REQUESTED ||
+	       g->carried.rq.state == RESYNC_S_MERGE_RECEIVING;
 }
 
 static void
@@ -1162,24 +1182,25 @@ request_send(struct repl *r, uint16_t gi, uint32_t now_ms)
 {
 	struct group *g = &r->groups[gi];
 	struct wire_sync_msg m = {
-		.kind = WIRE_SYNC_RESYNC_REQUEST, .epoch = g->rq.epoch, .peer = g->rq.donor,
+		.kind = WIRE_SYNC_RESYNC_REQUEST, .epoch = g->carried.rq.epoch,
+		.peer = g->carried.rq.donor,
 	};
 	size_t len;
 	int rc;
 
-	if (g->q_head != NULL)
+	if (g->carried.q_head != NULL)
 		return;         /* after the backlog, from the tick */
 	len = encode(r, g, &m);
 	rc = len > 0 ? r->ops.send(r->arg, gi, r->buf, len) : -EINVAL;
 	if (rc == -EAGAIN) {
-		g->seq--;
-		g->counters[REPL_CPG_RETRIES]++;
+		g->carried.seq--;
+		g->carried.counters[REPL_CPG_RETRIES]++;
 		return;
 	}
 	resync_move(g, RESYNC_EVT_REQUEST_SENT, now_ms);
 	if (rc == 0) {
-		g->counters[REPL_MSGS_SENT]++;
-		g->counters[REPL_BYTES_SENT] += len;
+		g->carried.counters[REPL_MSGS_SENT]++;
+		g->carried.counters[REPL_BYTES_SENT] += len;
 	}
 }
 
@@ -1192,7 +1213,7 @@ resync_start(struct repl *r, uint16_t gi, enum resync_event ev, uint32_t after,
 	     uint32_t now_ms)
 {
 	struct group *g = &r->groups[gi];
-	struct resync_requester *rq = &g->rq;
+	struct resync_requester *rq = &g->carried.rq;
 	uint32_t donor;
 
 	if (resync_move(g, ev, now_ms) < 0)
@@ -1204,7 +1225,7 @@ resync_start(struct repl *r, uint16_t gi, enum resync_event ev, uint32_t after,
 	rq->epoch = rq->epoch + 1 != 0 ? rq->epoch + 1 : 1;
 	rq->got = 0;
 	rq->start_ms = now_ms;
-	g->counters[REPL_RESYNC_REQUESTS]++;
+	g->carried.counters[REPL_RESYNC_REQUESTS]++;
 	request_send(r, gi, now_ms);
 	return 0;
 }
@@ -1225,7 +1246,7 @@ stream_add(struct group *g, uint32_t requester, uint32_t epoch, bool announce)
 	*s = (struct stream){ .requester = requester, .epoch = epoch, .announce = announce,
 			      .phase = announce ? STREAM_ENTRIES : STREAM_BEGIN };
 	if (!announce)
-		g->counters[REPL_RESYNC_SERVED]++;
+		g->carried.counters[REPL_RESYNC_SERVED]++;
 }
 
 static void
@@ -1295,14 +1316,15 @@ stream_step(struct repl *r, uint16_t gi, struct stream *s, uint32_t now_ms)
 	len = encode(r, g, &m);
 	rc = len > 0 ? r->ops.send(r->arg, gi, r->buf, len) : -EINVAL;
 	if (rc == -EAGAIN) {
-		g->seq--;
-		g->counters[REPL_CPG_RETRIES]++;
+		g->carried.seq--;
+		g->carried.counters[REPL_CPG_RETRIES]++;
 		return rc;
 	}
 	if (rc == 0) {
-		g->counters[REPL_MSGS_SENT]++;
-		g->counters[REPL_BYTES_SENT] += len;
-		g->counters[s->announce ? REPL_ENTRIES_SENT : REPL_RESYNC_ENTRIES_SENT] += n;
+		g->carried.counters[REPL_MSGS_SENT]++;
+		g->carried.counters[REPL_BYTES_SENT] += len;
+		g->carried.counters[s->announce ? REPL_ENTRIES_SENT :
+				    REPL_RESYNC_ENTRIES_SENT] += n;
 	}
 	s->cursor = cursor;
 	s->sent += n;
@@ -1319,7 +1341,7 @@ streams_run(struct repl *r, uint16_t gi, uint32_t now_ms)
 	struct group *g = &r->groups[gi];
 
 	for (int budget = STREAM_MSGS_PER_TICK; budget > 0 && g->n_streams > 0 &&
-	     g->q_head == NULL; budget--) {
+	     g->carried.q_head == NULL; budget--) {
 		int rc = stream_step(r, gi, &g->streams[0], now_ms);
 
 		if (rc < 0)
@@ -1340,7 +1362,7 @@ on_stream(struct repl *r, uint16_t gi, uint32_t sender, const struct wire_sync_m
 	  uint32_t now_ms)
 {
 	struct group *g = &r->groups[gi];
-	struct resync_requester *rq = &g->rq;
+	struct resync_requester *rq = &g->carried.rq;
 	enum resync_event ev = m->kind == WIRE_SYNC_RESYNC_BEGIN ? RESYNC_EVT_BEGIN :
 			       m->kind == WIRE_SYNC_RESYNC_ENTRIES ? RESYNC_EVT_ENTRIES :
 			       rq->got == m->entry_count ? RESYNC_EVT_END : RESYNC_EVT_END_SHORT;
@@ -1360,19 +1382,19 @@ on_stream(struct repl *r, uint16_t gi, uint32_t sender, const struct wire_sync_m
 			break;
 		apply_entries(r, gi, sender, KIND_NEW, m, now_ms);
 		rq->got += m->count;
-		g->counters[REPL_RESYNC_ENTRIES_RECEIVED] += m->count;
+		g->carried.counters[REPL_RESYNC_ENTRIES_RECEIVED] += m->count;
 		break;
 	case RESYNC_EVT_END:
 		if (resync_move(g, ev, now_ms) < 0)
 			break;
 		rq->import_barrier = r->i_tail != NULL ? r->i_tail->token : 0;
 		r->want_reconcile = true;
-		g->counters[REPL_RESYNC_COMPLETE]++;
-		g->counters[REPL_RESYNC_LAST_MS] = now_ms - rq->start_ms;
+		g->carried.counters[REPL_RESYNC_COMPLETE]++;
+		g->carried.counters[REPL_RESYNC_LAST_MS] = now_ms - rq->start_ms;
 		break;
 	default:
 		if (resync_start(r, gi, ev, rq->donor, now_ms) == 0)
-			g->counters[REPL_RESYNC_INCOMPLETE]++;
+			g->carried.counters[REPL_RESYNC_INCOMPLETE]++;
 		break;
 	}
 }
@@ -1385,7 +1407,7 @@ on_resync(struct repl *r, uint16_t gi, uint32_t sender, const struct wire_sync_m
 
 	switch (m->kind) {
 	case WIRE_SYNC_RESYNC_REQUEST:
-		if (sender != r->p.self && g->member &&
+		if (sender != r->p.self && g->carried.member &&
 		    (m->peer == r->p.self || (m->peer == 0 && lowest_but(g, sender) == r->p.self)))
 			stream_add(g, sender, m->epoch, false);
 		break;
@@ -1426,7 +1448,7 @@ on_digest(struct repl *r, uint16_t gi, uint32_t sender, const struct wire_sync_m
 		};
 		size_t len;
 
-		if (!g->member)
+		if (!g->carried.member)
 			return;
 		len = encode(r, g, &d);
 		if (len > 0)
@@ -1453,20 +1475,20 @@ repl_verify_start(struct repl *r, uint16_t gi)
 	size_t len;
 	int rc;
 
-	if (gi >= r->n_groups || !r->groups[gi].member)
+	if (gi >= r->n_groups || !r->groups[gi].carried.member)
 		return -ENOTCONN;
 	g = &r->groups[gi];
 	m.epoch = g->verify_round + 1 != 0 ? g->verify_round + 1 : 1;
 	len = encode(r, g, &m);
 	if (len == 0)
 		return -EINVAL;
-	rc = g->q_head == NULL ? r->ops.send(r->arg, gi, r->buf, len) : -EAGAIN;
+	rc = g->carried.q_head == NULL ? r->ops.send(r->arg, gi, r->buf, len) : -EAGAIN;
 	if (rc < 0) {
-		g->seq--;
+		g->carried.seq--;
 		return rc;
 	}
-	g->counters[REPL_MSGS_SENT]++;
-	g->counters[REPL_BYTES_SENT] += len;
+	g->carried.counters[REPL_MSGS_SENT]++;
+	g->carried.counters[REPL_BYTES_SENT] += len;
 	g->verify_round = m.epoch;
 	g->n_answers = 0;
 	return (int)m.epoch;
@@ -1483,7 +1505,7 @@ repl_verify_result(const struct repl *r, uint16_t gi, uint32_t round, struct rep
 	if (gi >= r->n_groups)
 		return 0;
 	g = &r->groups[gi];
-	*members = g->n_members;
+	*members = g->carried.n_members;
 	if (round != g->verify_round)
 		return 0;
 	for (uint32_t i = 0; i < g->n_answers && n < cap; i++)
@@ -1502,19 +1524,19 @@ repl_on_deliver(struct repl *r, uint16_t gi, uint32_t sender, const void *buf, s
 		return;
 	g = &r->groups[gi];
 	if (sender != r->p.self)
-		g->counters[REPL_MSGS_RECEIVED]++;
+		g->carried.counters[REPL_MSGS_RECEIVED]++;
 	if (len > MSG_MAX || scratch_reserve(r, len / WIRE_FLOW_ENCODED_MIN + 1) < 0 ||
 	    wire_sync_decode(buf, len, &m, r->scratch, r->scratch_cap, &r->wire) < 0) {
-		g->counters[REPL_DROP_DECODE]++;
+		g->carried.counters[REPL_DROP_DECODE]++;
 		return;
 	}
 	if (m.node_id != sender) {
-		g->counters[REPL_DROP_SENDER]++;
+		g->carried.counters[REPL_DROP_SENDER]++;
 		return;
 	}
 	if (m.kind == WIRE_SYNC_NODE_STATE || m.kind == WIRE_SYNC_HEALTH) {
 		/* the membership group's, numbered in its sequence, not this one's */
-		g->counters[REPL_DROP_KIND]++;
+		g->carried.counters[REPL_DROP_KIND]++;
 		return;
 	}
 	if (sender == r->p.self) {
@@ -1523,7 +1545,7 @@ repl_on_deliver(struct repl *r, uint16_t gi, uint32_t sender, const void *buf, s
 		if (!seq_check(g, sender, m.seq))
 			return;
 		if (m.kind <= WIRE_SYNC_CLOSE)
-			g->counters[REPL_ENTRIES_RECEIVED] += m.count;
+			g->carried.counters[REPL_ENTRIES_RECEIVED] += m.count;
 	}
 	switch (m.kind) {
 	case WIRE_SYNC_NEW:
@@ -1532,7 +1554,7 @@ repl_on_deliver(struct repl *r, uint16_t gi, uint32_t sender, const void *buf, s
 		apply_entries(r, gi, sender, m.kind == WIRE_SYNC_NEW ? KIND_NEW :
 			      m.kind == WIRE_SYNC_REFRESH ? KIND_REFRESH : KIND_CLOSE, &m, now_ms);
 		if (sender == r->p.self && m.stamp_us != 0 && now_us > m.stamp_us)
-			lathist_add(&g->self_lag, now_us - m.stamp_us);
+			lathist_add(&g->carried.self_lag, now_us - m.stamp_us);
 		break;
 	case WIRE_SYNC_DIGEST_REQUEST:
 	case WIRE_SYNC_DIGEST:
@@ -1549,8 +1571,8 @@ repl_on_deliver(struct repl *r, uint16_t gi, uint32_t sender, const void *buf, s
 static bool
 is_member(const struct group *g, uint32_t node)
 {
-	for (uint32_t i = 0; i < g->n_members; i++)
-		if (g->members[i] == node)
+	for (uint32_t i = 0; i < g->carried.n_members; i++)
+		if (g->carried.members[i] == node)
 			return true;
 	return false;
 }
@@ -1579,39 +1601,40 @@ repl_on_members(struct repl *r, uint16_t gi, const uint32_t *members, size_t n, 
 		return;
 	g = &r->groups[gi];
 	newcomer = lowest_newcomer(r, g, members, n);
-	g->n_members = 0;
-	for (size_t i = 0; i < n && g->n_members < REPL_MEMBERS_MAX; i++)
-		g->members[g->n_members++] = members[i];
+	g->carried.n_members = 0;
+	for (size_t i = 0; i < n && g->carried.n_members < REPL_MEMBERS_MAX; i++)
+		g->carried.members[g->carried.n_members++] = members[i];
 	for (uint32_t i = 0; i < REPL_MEMBERS_MAX; i++)
-		if (g->peers[i].node != 0 && !is_member(g, g->peers[i].node))
-			g->peers[i] = (struct peer_seq){ 0 };
+		if (g->carried.peers[i].node != 0 && !is_member(g, g->carried.peers[i].node))
+			g->carried.peers[i] = (struct peer_seq){ 0 };
 	for (uint32_t i = 0; i < g->n_streams;)
 		if (!g->streams[i].announce && !is_member(g, g->streams[i].requester))
 			stream_drop(g, i);
 		else
 			i++;
 	if (!self_in) {
-		g->member = false;
+		g->carried.member = false;
 		resync_move(g, RESYNC_EVT_LEFT, now_ms);
 		g->n_streams = 0;
 		queue_clear(g);
 		return;
 	}
-	if (!g->member) {  /* what we made while outside the group */
+	if (!g->carried.member) {  /* what we made while outside the group */
 		stream_add(g, r->p.self, 0, true);
 		inflight_clear(g);
 	}
-	g->member = true;
-	if (g->rq.state == RESYNC_S_JOINING) {
+	g->carried.member = true;
+	if (g->carried.rq.state == RESYNC_S_JOINING) {
 		resync_start(r, gi, RESYNC_EVT_JOINED, 0, now_ms);
-	} else if (resync_public[g->rq.state] == REPL_RESYNCING && !is_member(g, g->rq.donor)) {
-		if (resync_start(r, gi, RESYNC_EVT_DONOR_LEFT, g->rq.donor, now_ms) == 0)
-			g->counters[REPL_RESYNC_INCOMPLETE]++;
-	} else if (g->rq.state == RESYNC_S_SYNCED && newcomer != 0 && merged) {
+	} else if (resync_public[g->carried.rq.state] == REPL_RESYNCING &&
+		   !is_member(g, g->carried.rq.donor)) {
+		if (resync_start(r, gi, RESYNC_EVT_DONOR_LEFT, g->carried.rq.donor, now_ms) == 0)
+			g->carried.counters[REPL_RESYNC_INCOMPLETE]++;
+	} else if (g->carried.rq.state == RESYNC_S_SYNCED && newcomer != 0 && merged) {
 		/* a partition healed: each side lacks what the other made */
 		stream_add(g, r->p.self, 0, true);
 		if (resync_start(r, gi, RESYNC_EVT_MERGED, newcomer - 1, now_ms) == 0)
-			g->counters[REPL_RESYNC_MERGES]++;
+			g->carried.counters[REPL_RESYNC_MERGES]++;
 	}
 }
 
@@ -1629,8 +1652,8 @@ repl_tick(struct repl *r, uint32_t now_ms, uint64_t now_us)
 		if (resync_requesting(g))
 			request_send(r, gi, now_ms);
 		streams_run(r, gi, now_ms);
-		lathist_tick(&g->self_lag, now_us);
-		lathist_tick(&g->import_lag, now_us);
+		lathist_tick(&g->carried.self_lag, now_us);
+		lathist_tick(&g->carried.import_lag, now_us);
 	}
 	import_pump(r, now_ms);
 	r->node[REPL_NODE_EXPIRED] += cache_expire(r->cache, now_ms, SWEEP_PER_TICK);
@@ -1755,26 +1778,10 @@ repl_destroy(struct repl *r)
 static void
 group_carry(struct group *n, struct group *o)
 {
-	memcpy(n->counters, o->counters, sizeof(n->counters));
-	n->member = o->member;
-	memcpy(n->members, o->members, sizeof(n->members));
-	n->n_members = o->n_members;
-	n->rq = o->rq;                  /* its import barrier too: the import queue is kept */
-	n->seq = o->seq;
-	memcpy(n->peers, o->peers, sizeof(n->peers));
-	n->self_lag = o->self_lag;
-	n->import_lag = o->import_lag;
-	/* the CPG backlog moves as is; streams restart (cursors are the old cache's) */
-	n->q_head = o->q_head;
-	n->q_tail = o->q_tail;
-	n->q_bytes = o->q_bytes;
-	n->q_len = o->q_len;
-	o->q_head = o->q_tail = NULL;
-	/* and what it carries for verify (the batches were flushed: none there) */
+	n->carried = o->carried;
+	o->carried.q_head = o->carried.q_tail = NULL;   /* the backlog is n's now */
+	/* the ring's slots: the same size, both groups made with one r->p */
 	memcpy(n->inflight, o->inflight, (o->if_mask + 1) * sizeof(*n->inflight));
-	n->if_head = o->if_head;
-	n->if_len = o->if_len;
-	n->if_sum = o->if_sum;
 }
 
 int
@@ -1838,7 +1845,8 @@ repl_busy(const struct repl *r)
 	for (uint16_t i = 0; i < r->n_groups; i++) {
 		const struct group *g = &r->groups[i];
 
-		if (g->pending || g->q_head != NULL || g->n_streams > 0 || resync_requesting(g))
+		if (g->pending || g->carried.q_head != NULL || g->n_streams > 0 ||
+		    resync_requesting(g))
 			return true;
 	}
 	for (const struct import_batch *b = r->i_head; b != NULL; b = b->next)
@@ -1866,10 +1874,11 @@ holds_everything(const struct repl *r, bool merging_counts)
 	for (uint16_t i = 0; i < r->n_groups; i++) {
 		const struct group *g = &r->groups[i];
 
-		if (g->rq.state != RESYNC_S_SYNCED && !(merging_counts && resync_merging(g)))
+		if (g->carried.rq.state != RESYNC_S_SYNCED &&
+		    !(merging_counts && resync_merging(g)))
 			return false;
 		/* imports are acknowledged in order: the head is the oldest */
-		if (g->rq.import_barrier != 0 && head <= g->rq.import_barrier)
+		if (g->carried.rq.import_barrier != 0 && head <= g->carried.rq.import_barrier)
 			return false;
 	}
 	return r->dp_synced;
@@ -1901,19 +1910,19 @@ repl_group_status(const struct repl *r, uint16_t gi, struct repl_group_status *s
 
 	memset(st, 0, sizeof(*st));
 	st->name = g->name;
-	st->state = resync_public[g->rq.state];
-	memcpy(st->members, g->members, sizeof(st->members));
-	st->n_members = g->n_members;
-	st->donor = st->state == REPL_RESYNCING ? g->rq.donor : 0;
-	memcpy(st->counters, g->counters, sizeof(st->counters));
-	st->send_queue = g->q_len;
+	st->state = resync_public[g->carried.rq.state];
+	memcpy(st->members, g->carried.members, sizeof(st->members));
+	st->n_members = g->carried.n_members;
+	st->donor = st->state == REPL_RESYNCING ? g->carried.rq.donor : 0;
+	memcpy(st->counters, g->carried.counters, sizeof(st->counters));
+	st->send_queue = g->carried.q_len;
 	st->entries_own = cs.own;
 	st->entries_peers = cs.peers;
 	st->digest = cs.digest;
-	st->self_lag_p50_us = lathist_quantile(&g->self_lag, 0.50);
-	st->self_lag_p99_us = lathist_quantile(&g->self_lag, 0.99);
-	st->import_lag_p50_us = lathist_quantile(&g->import_lag, 0.50);
-	st->import_lag_p99_us = lathist_quantile(&g->import_lag, 0.99);
+	st->self_lag_p50_us = lathist_quantile(&g->carried.self_lag, 0.50);
+	st->self_lag_p99_us = lathist_quantile(&g->carried.self_lag, 0.99);
+	st->import_lag_p50_us = lathist_quantile(&g->carried.import_lag, 0.50);
+	st->import_lag_p99_us = lathist_quantile(&g->carried.import_lag, 0.99);
 }
 
 const uint64_t *
