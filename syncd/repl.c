@@ -3,6 +3,7 @@
 #include "syncd/repl.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +140,20 @@ groups_create(const struct catalog *cat, const struct repl_params *p)
 			return NULL;
 		}
 	return gs;
+}
+
+void
+repl_say(const struct repl *r, int priority, const char *fmt, ...)
+{
+	char line[REPL_LOG_LINE_MAX];
+	va_list ap;
+
+	if (r->ops.log == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	r->ops.log(r->arg, priority, line);
 }
 
 struct repl *

@@ -168,6 +168,8 @@ struct repl_ops {
 	 */
 	int (*import)(void *arg, enum wire_flow_event ev, const struct wire_flow *f,
 		      size_t n, uint64_t token);
+	/* One line at a syslog priority (refusals, resync phases); may be NULL. */
+	void (*log)(void *arg, int priority, const char *line);
 };
 
 struct repl_params {

@@ -24,6 +24,7 @@ enum {
 	KIND_NEW = 0, KIND_REFRESH, KIND_CLOSE, KINDS,  /* flush order */
 	RESYNC_MSG_BYTES = 65536,       /* a donor's RESYNC_ENTRIES */
 	STREAMS_MAX = 8,                /* donors' streams at once, per group */
+	REPL_LOG_LINE_MAX = 256,
 };
 
 /*
@@ -206,6 +207,10 @@ repl_group_of_vip(const struct repl *r, uint16_t vip)
 /* repl_send.c */
 
 /* What the cache ops since before (cache_group_stats()) changed in group gi. */
+/* ops.log, printf-style: a line, cut at REPL_LOG_LINE_MAX. */
+void repl_say(const struct repl *r, int priority, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 struct verify_delta repl_delta_since(const struct repl *r, uint16_t gi,
 				     struct cache_group_stats before);
 /* CPG delivered own message seq back: it and every earlier one are agreed. */

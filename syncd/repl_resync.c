@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <syslog.h>
 
-#include <qb/qblog.h>
+#include <syslog.h>
 
 #include "syncd/cache.h"
 
@@ -160,9 +160,10 @@ lowest_but(const struct group *g, uint32_t node)
 }
 
 /* Count, and log at most once a minute, an event the requester cannot take. */
-__attribute__((format(printf, 4, 5)))
+__attribute__((format(printf, 5, 6)))
 static void
-resync_refuse(struct group *g, enum resync_event ev, uint32_t now_ms, const char *fmt, ...)
+resync_refuse(const struct repl *r, struct group *g, enum resync_event ev, uint32_t now_ms,
+	      const char *fmt, ...)
 {
 	struct resync_requester *rq = &g->carried.rq;
 	char why[RESYNC_WHY_MAX];
@@ -176,20 +177,20 @@ resync_refuse(struct group *g, enum resync_event ev, uint32_t now_ms, const char
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	qb_log(LOG_ERR, "group %s: resync: %s refused in state %s (donor %u, epoch %u): %s "
-	       "(impossible_transitions=%" PRIu64 ")", g->name, resync_event_names[ev],
-	       resync_state_names[rq->state], rq->donor, rq->epoch, why,
-	       g->carried.counters[REPL_IMPOSSIBLE_TRANSITIONS]);
+	repl_say(r, LOG_ERR, "group %s: resync: %s refused in state %s (donor %u, epoch %u): %s "
+		 "(impossible_transitions=%" PRIu64 ")", g->name, resync_event_names[ev],
+		 resync_state_names[rq->state], rq->donor, rq->epoch, why,
+		 g->carried.counters[REPL_IMPOSSIBLE_TRANSITIONS]);
 }
 
 /* The one way the requester moves. 0, or -EPERM: refused, nothing changed. */
 static int
-resync_move(struct group *g, enum resync_event ev, uint32_t now_ms)
+resync_move(const struct repl *r, struct group *g, enum resync_event ev, uint32_t now_ms)
 {
 	const struct resync_move *m = &resync_moves[g->carried.rq.state][ev];
 
 	if (!m->ok) {
-		resync_refuse(g, ev, now_ms, "not a transition of the machine");
+		resync_refuse(r, g, ev, now_ms, "not a transition of the machine");
 		return -EPERM;
 	}
 	g->carried.rq.state = m->to;
@@ -239,7 +240,7 @@ request_send(struct repl *r, uint16_t gi, uint32_t now_ms)
 		g->carried.counters[REPL_CPG_RETRIES]++;
 		return;
 	}
-	resync_move(g, RESYNC_EVT_REQUEST_SENT, now_ms);
+	resync_move(r, g, RESYNC_EVT_REQUEST_SENT, now_ms);
 	if (rc == 0) {
 		g->carried.counters[REPL_MSGS_SENT]++;
 		g->carried.counters[REPL_BYTES_SENT] += len;
@@ -258,11 +259,11 @@ resync_start(struct repl *r, uint16_t gi, enum resync_event ev, uint32_t after,
 	struct resync_requester *rq = &g->carried.rq;
 	uint32_t donor;
 
-	if (resync_move(g, ev, now_ms) < 0)
+	if (resync_move(r, g, ev, now_ms) < 0)
 		return -EPERM;
 	donor = pick_donor(r, g, after);
 	if (donor == 0)
-		return resync_move(g, RESYNC_EVT_ALONE, now_ms) < 0 ? -EPERM : 0;
+		return resync_move(r, g, RESYNC_EVT_ALONE, now_ms) < 0 ? -EPERM : 0;
 	rq->donor = donor;
 	rq->epoch = rq->epoch + 1 != 0 ? rq->epoch + 1 : 1;
 	rq->got = 0;
@@ -298,12 +299,13 @@ stream_drop(struct group *g, uint32_t i)
 }
 
 static void
-stream_enter(const struct group *g, struct stream *s, enum stream_phase phase)
+stream_enter(const struct repl *r, const struct group *g, struct stream *s,
+	     enum stream_phase phase)
 {
 	s->phase = phase;
-	qb_log(LOG_DEBUG, "group %s: resync stream to node %u, epoch %u: %s (%" PRIu64
-	       " entries sent)", g->name, s->requester, s->epoch, stream_phase_names[phase],
-	       s->sent);
+	repl_say(r, LOG_DEBUG, "group %s: resync stream to node %u, epoch %u: %s (%" PRIu64
+		 " entries sent)", g->name, s->requester, s->epoch, stream_phase_names[phase],
+		 s->sent);
 }
 
 /* Build the stream's next message at the moment it is sent; see repl.h. */
@@ -349,7 +351,7 @@ stream_step(struct repl *r, uint16_t gi, struct stream *s, uint32_t now_ms)
 			n++;
 		}
 		if (n == 0) {
-			stream_enter(g, s, STREAM_END);
+			stream_enter(r, g, s, STREAM_END);
 			s->cursor = cursor;
 			return 0;
 		}
@@ -372,7 +374,7 @@ stream_step(struct repl *r, uint16_t gi, struct stream *s, uint32_t now_ms)
 	s->cursor = cursor;
 	s->sent += n;
 	if (s->phase == STREAM_BEGIN)
-		stream_enter(g, s, STREAM_ENTRIES);
+		stream_enter(r, g, s, STREAM_ENTRIES);
 	else if (s->phase == STREAM_END)
 		return 1;       /* done */
 	return 0;
@@ -419,24 +421,24 @@ on_stream(struct repl *r, uint16_t gi, uint32_t sender, const struct wire_sync_m
 			       rq->got == m->entry_count ? RESYNC_EVT_END : RESYNC_EVT_END_SHORT;
 
 	if (sender != rq->donor || m->epoch != rq->epoch) {
-		resync_refuse(g, ev, now_ms, "from node %u, epoch %u: not the stream asked",
+		resync_refuse(r, g, ev, now_ms, "from node %u, epoch %u: not the stream asked",
 			      sender, m->epoch);
 		return;
 	}
 	switch (ev) {
 	case RESYNC_EVT_BEGIN:
-		if (resync_move(g, ev, now_ms) == 0)
+		if (resync_move(r, g, ev, now_ms) == 0)
 			rq->got = 0;
 		break;
 	case RESYNC_EVT_ENTRIES:
-		if (resync_move(g, ev, now_ms) < 0)
+		if (resync_move(r, g, ev, now_ms) < 0)
 			break;
 		repl_apply_entries(r, gi, sender, KIND_NEW, m, now_ms);
 		rq->got += m->count;
 		g->carried.counters[REPL_RESYNC_ENTRIES_RECEIVED] += m->count;
 		break;
 	case RESYNC_EVT_END:
-		if (resync_move(g, ev, now_ms) < 0)
+		if (resync_move(r, g, ev, now_ms) < 0)
 			break;
 		rq->import_barrier = r->i_tail != NULL ? r->i_tail->token : 0;
 		r->want_reconcile = true;
@@ -521,7 +523,7 @@ repl_on_members(struct repl *r, uint16_t gi, const uint32_t *members, size_t n, 
 			i++;
 	if (!self_in) {
 		g->carried.member = false;
-		resync_move(g, RESYNC_EVT_LEFT, now_ms);
+		resync_move(r, g, RESYNC_EVT_LEFT, now_ms);
 		g->n_streams = 0;
 		repl_queue_clear(g);
 		return;

@@ -68,6 +68,13 @@ static void tick_arm(struct syncd *s, bool fast);
 
 /* ------------------------------------------------------------- engine */
 
+static void
+repl_log(void *arg, int priority, const char *line)
+{
+	(void)arg;
+	qb_log(priority, "%s", line);
+}
+
 static int
 repl_send(void *arg, uint16_t group, const void *buf, size_t len)
 {
@@ -634,7 +641,8 @@ join_groups(struct syncd *s)
 struct syncd *
 syncd_create(qb_loop_t *loop, const struct syncd_options *o)
 {
-	static const struct repl_ops rops = { .send = repl_send, .import = repl_import };
+	static const struct repl_ops rops = { .send = repl_send, .import = repl_import,
+					      .log = repl_log };
 	static const struct syncd_cpg_ops cops = { .deliver = cpg_deliver,
 						   .members = cpg_members };
 	static const struct ipc_async_ops dops = { .up = dp_up, .down = dp_down,
