@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <syslog.h>
 
-#include <syslog.h>
-
 #include "syncd/cache.h"
 
 enum {
