@@ -4,10 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
-#include <unistd.h>
 
 #include <qb/qblog.h>
 #include <rte_cycles.h>
@@ -36,14 +33,8 @@ const char *const control_counter_names[CONTROL_COUNTER_MAX] = {
 #undef CONTROL_COUNTER_NAME
 };
 
-/*
- * The tick: a timerfd, not a qb_loop timer. libqb waits in whole
- * milliseconds and spins on epoll_wait(0) through the last one, which
- * made a 1 ms timer a busy loop: a quarter to half of a core, taken from
- * whatever else runs there (syncd, corosync, the router's BFD).
- */
 enum {
-	TICK_NS = 1000 * 1000,          /* 1 ms */
+	TICK_MS = 1,                    /* daemon_timer_create(): no busy loop */
 	SLOW_BURST = 64,
 	SOLICIT_MAX = 64,
 	SYNCED_EXPIRE_BUDGET = 1024,
@@ -557,11 +548,10 @@ static int32_t
 tick(int32_t fd, int32_t revents, void *arg)
 {
 	struct control *c = arg;
-	uint64_t expirations;
 
 	(void)revents;
-	if (read(fd, &expirations, sizeof(expirations)) != sizeof(expirations))
-		return 0;       /* EAGAIN: woken for nothing */
+	if (!daemon_timer_fired(fd))
+		return 0;
 	c->counters[CONTROL_TICKS]++;
 	for (unsigned i = 0; i < c->p.n_workers; i++) {
 		struct worker *w = &c->p.workers[i];
@@ -581,23 +571,6 @@ tick(int32_t fd, int32_t revents, void *arg)
 	control_bfd_tick(c, control_clock_us(c));
 	synced_expire(c->sh->synced, control_now_ms(c), SYNCED_EXPIRE_BUDGET, dest_valid, c);
 	retire_ready(c, false);
-	return 0;
-}
-
-/* Every TICK_NS; a late tick is one tick, its missed expirations dropped. */
-static int
-tick_start(struct control *c)
-{
-	const struct itimerspec its = {
-		.it_interval.tv_nsec = TICK_NS, .it_value.tv_nsec = TICK_NS,
-	};
-
-	c->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (c->tick_fd < 0 || timerfd_settime(c->tick_fd, 0, &its, NULL) < 0 ||
-	    qb_loop_poll_add(c->loop, QB_LOOP_HIGH, c->tick_fd, POLLIN, c, tick) != 0) {
-		qb_log(LOG_ERR, "control: cannot set up the tick: %s", strerror(errno));
-		return -errno;
-	}
 	return 0;
 }
 
@@ -636,7 +609,10 @@ control_start(struct control *c)
 	want_neighbours(c, control_state(c));
 	if (control_bfd_start(c) < 0)
 		return -ENOMEM;
-	return tick_start(c);
+	c->tick_fd = daemon_timer_create(c->loop, QB_LOOP_HIGH, TICK_MS, tick, c);
+	if (c->tick_fd < 0)
+		qb_log(LOG_ERR, "control: cannot set up the tick: %s", strerror(-c->tick_fd));
+	return c->tick_fd < 0 ? c->tick_fd : 0;
 }
 
 /* The neighbour table answers the state's next-hop lookups. */
@@ -681,12 +657,9 @@ control_run(struct control_params *p)
 	ipc_server_destroy(c.ipc);
 	daemon_signals_destroy(c.signals);
 	if (c.loop != NULL) {
-		if (c.tick_fd >= 0)
-			qb_loop_poll_del(c.loop, c.tick_fd);
+		daemon_timer_destroy(c.loop, c.tick_fd);
 		qb_loop_destroy(c.loop);
 	}
-	if (c.tick_fd >= 0)
-		close(c.tick_fd);
 	control_bfd_stop(&c);
 	p->cfg = c.cfg;     /* the caller frees the config in force */
 	retire_ready(&c, true);

@@ -2,10 +2,14 @@
 /* The daemons' logging, signals and IPC group: see daemon.h. */
 #include "lib/daemon.h"
 
+#include <errno.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #include <qb/qblog.h>
 
@@ -91,4 +95,49 @@ daemon_signals_destroy(struct daemon_signals *s)
 		if (s->added[i])
 			qb_loop_signal_del(s->loop, s->handles[i]);
 	free(s);
+}
+
+int
+daemon_timer_arm(int fd, uint32_t ms, bool repeat)
+{
+	const struct timespec t = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+	const struct itimerspec its = { .it_value = t, .it_interval = repeat ? t : (struct timespec){ 0 } };
+
+	return timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
+int
+daemon_timer_create(qb_loop_t *loop, enum qb_loop_priority prio, uint32_t period_ms,
+		    qb_loop_poll_dispatch_fn fn, void *arg)
+{
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = daemon_timer_arm(fd, period_ms, true);
+	if (rc == 0)
+		rc = qb_loop_poll_add(loop, prio, fd, POLLIN, arg, fn);
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+bool
+daemon_timer_fired(int fd)
+{
+	uint64_t expirations;
+
+	return read(fd, &expirations, sizeof(expirations)) == sizeof(expirations);
+}
+
+void
+daemon_timer_destroy(qb_loop_t *loop, int fd)
+{
+	if (fd < 0)
+		return;
+	qb_loop_poll_del(loop, fd);
+	close(fd);
 }

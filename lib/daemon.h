@@ -51,6 +51,28 @@ daemon_real_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
+/*
+ * A timer on loop that does not spin: a timerfd whose expiry calls
+ * fn(fd, revents, arg) at priority prio. libqb's own timers wait in whole
+ * milliseconds and spin on epoll_wait(0) through the last one, which makes
+ * a 1 ms timer a busy loop. Armed every period_ms from now, or not at all
+ * for 0 (daemon_timer_arm()). Returns the fd, or -errno.
+ */
+int daemon_timer_create(qb_loop_t *loop, enum qb_loop_priority prio, uint32_t period_ms,
+			qb_loop_poll_dispatch_fn fn, void *arg);
+
+/* Fire once, ms from now, or every ms (repeat); 0 disarms. 0 or -errno. */
+int daemon_timer_arm(int fd, uint32_t ms, bool repeat);
+
+/*
+ * In fn: whether the timer fired (its expirations read, however many: a
+ * late timer is one call), false when woken for nothing.
+ */
+bool daemon_timer_fired(int fd);
+
+/* Take fd off loop and close it; fd < 0 is a no-op. */
+void daemon_timer_destroy(qb_loop_t *loop, int fd);
+
 struct daemon_signals;
 
 /* SIGHUP's work: reload the config (logging why not, if it cannot). */

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <qb/qblog.h>
@@ -345,10 +344,8 @@ on_tick(int32_t fd, int32_t revents, void *arg)
 {
 	struct syncd_cluster *c = arg;
 	uint32_t now = daemon_mono_ms();
-	uint64_t expirations;
-
 	(void)revents;
-	if (read(fd, &expirations, sizeof(expirations)) < 0)
+	if (!daemon_timer_fired(fd))
 		return 0;
 	syncd_quorum_poll(c->quorum, now);
 	/* read at each connect to corosync: a restarted one may have a device */
@@ -451,18 +448,10 @@ engine_start(struct syncd_cluster *c, const struct config *cfg)
 static int
 timer_start(struct syncd_cluster *c)
 {
-	struct itimerspec its = {
-		.it_interval.tv_nsec = MEMBERSHIP_TICK_MS * 1000000L,
-		.it_value.tv_nsec = MEMBERSHIP_TICK_MS * 1000000L,
-	};
-
-	c->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (c->tick_fd < 0 || timerfd_settime(c->tick_fd, 0, &its, NULL) < 0 ||
-	    qb_loop_poll_add(c->loop, QB_LOOP_HIGH, c->tick_fd, POLLIN, c, on_tick) != 0) {
-		qb_log(LOG_ERR, "cannot set up the membership timer: %s", strerror(errno));
-		return -errno;
-	}
-	return 0;
+	c->tick_fd = daemon_timer_create(c->loop, QB_LOOP_HIGH, MEMBERSHIP_TICK_MS, on_tick, c);
+	if (c->tick_fd < 0)
+		qb_log(LOG_ERR, "cannot set up the membership timer: %s", strerror(-c->tick_fd));
+	return c->tick_fd < 0 ? c->tick_fd : 0;
 }
 
 struct syncd_cluster *
@@ -515,10 +504,7 @@ syncd_cluster_destroy(struct syncd_cluster *c)
 {
 	if (c == NULL)
 		return;
-	if (c->tick_fd >= 0) {
-		qb_loop_poll_del(c->loop, c->tick_fd);
-		close(c->tick_fd);
-	}
+	daemon_timer_destroy(c->loop, c->tick_fd);
 	syncd_cpg_destroy(c->cpg);
 	if (c->probe != NULL) {
 		qb_loop_poll_del(c->loop, probe_fd(c->probe));

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <poll.h>
@@ -25,11 +24,7 @@
 #include "syncd/cpg.h"
 #include "syncd/repl.h"
 
-/*
- * The tick: 1 ms while the engine has work, else IDLE_TICK_MS. A timerfd,
- * not a qb_loop timer: libqb waits in whole milliseconds and spins on
- * epoll_wait(0) through the last one, which made a 1 ms tick a busy loop.
- */
+/* The tick: 1 ms while the engine has work, else IDLE_TICK_MS (daemon_timer_*). */
 enum {
 	TICK_MS = 1,
 	IDLE_TICK_MS = 100,
@@ -292,25 +287,20 @@ cpg_members(void *arg, uint16_t group, const uint32_t *members, size_t n, bool s
 static void
 tick_arm(struct syncd *s, bool fast)
 {
-	struct itimerspec its = {
-		.it_value.tv_nsec = (fast ? TICK_MS : IDLE_TICK_MS) * 1000000L,
-	};
-
 	if (fast && s->tick_fast)
 		return;         /* due within a millisecond anyway */
 	s->tick_fast = fast;
-	timerfd_settime(s->tick_fd, 0, &its, NULL);
+	daemon_timer_arm(s->tick_fd, fast ? TICK_MS : IDLE_TICK_MS, false);
 }
 
 static int32_t
 on_tick(int32_t fd, int32_t revents, void *arg)
 {
 	struct syncd *s = arg;
-	uint64_t expirations;
 	bool synced;
 
 	(void)revents;
-	if (read(fd, &expirations, sizeof(expirations)) < 0)
+	if (!daemon_timer_fired(fd))
 		return 0;
 	s->tick_fast = false;
 	repl_tick(s->repl, daemon_mono_ms(), daemon_real_us());
@@ -684,10 +674,9 @@ syncd_create(qb_loop_t *loop, const struct syncd_options *o)
 	s->cluster = syncd_cluster_create(loop, s->cfg, s->repl, s->dp);
 	if (s->cluster == NULL)
 		goto fail;
-	s->tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (s->tick_fd < 0 ||
-	    qb_loop_poll_add(loop, QB_LOOP_MED, s->tick_fd, POLLIN, s, on_tick) != 0) {
-		qb_log(LOG_ERR, "cannot set up the tick timer: %s", strerror(errno));
+	s->tick_fd = daemon_timer_create(loop, QB_LOOP_MED, 0, on_tick, s);
+	if (s->tick_fd < 0) {
+		qb_log(LOG_ERR, "cannot set up the tick timer: %s", strerror(-s->tick_fd));
 		goto fail;
 	}
 	tick_arm(s, true);
@@ -705,10 +694,7 @@ syncd_destroy(struct syncd *s)
 {
 	if (s == NULL)
 		return;
-	if (s->tick_fd >= 0) {
-		qb_loop_poll_del(s->loop, s->tick_fd);
-		close(s->tick_fd);
-	}
+	daemon_timer_destroy(s->loop, s->tick_fd);
 	syncd_cluster_destroy(s->cluster);
 	ipc_async_destroy(s->dp);
 	syncd_cpg_destroy(s->cpg);
