@@ -228,8 +228,8 @@ next_sent(uint32_t i)
 	return last_sent(i);
 }
 
-/* bring_up: session 0 goes Up at time now, on the router's Init (its
- * answer to our Down). */
+/* bring_up: session 0 goes Up at the given time, on the router's Init
+ * (its answer to our Down). */
 static void
 bring_up(bool auth, bool serving, uint64_t now)
 {
@@ -494,7 +494,7 @@ START_TEST(test_slow_start_then_poll)
 
 	bring_up(false, true, 10 * MS);
 	ck_assert(status(0).poll_active);
-	ck_assert_uint_eq(bfd_next_deadline(ep.b), 10 * MS);   /* the Poll goes now */
+	ck_assert_uint_eq(bfd_next_deadline(ep.b), 10 * MS);   /* the Poll goes at once */
 	bfd_run(ep.b, 10 * MS);
 	pkt = last_sent(0);
 	ck_assert_uint_eq(pkt.state, BFD_STATE_UP);
@@ -915,7 +915,7 @@ START_TEST(test_serving_false)
 	feed(&init, NULL, 12 * MS);
 	ck_assert_uint_eq(state(0), BFD_STATE_DOWN);
 	bfd_set_serving(ep.b, 13 * MS, false);          /* idempotent */
-	/* Serving again: the router said Init last, so Up now. */
+	/* Serving again: the router said Init last, so Up at once. */
 	bfd_set_serving(ep.b, 20 * MS, true);
 	ck_assert_uint_eq(state(0), BFD_STATE_UP);
 	ck_assert_uint_eq(state(1), BFD_STATE_DOWN);
