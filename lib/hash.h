@@ -10,8 +10,8 @@
  *  - SipHash-1-3 hashes a packet's flow (see dataplane/core/flow_key.h),
  *    keyed by the cluster's hash seed so that outsiders cannot aim flows at
  *    a backend;
- *  - syncd's catalog digests and its cache's chains (keyed at random per
- *    process) use SipHash-2-4 too.
+ *  - syncd's catalog digests use SipHash-2-4 too, its cache's chains
+ *    SipHash-1-3 (keyed at random per process).
  * Tables local to one process may key a hash of their own (a worker's flow
  * table does: dataplane/core/flowtab.c).
  * Words are read little-endian, as the reference implementation does, so the

@@ -6,23 +6,36 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 
 #include "lib/hash.h"
 #include "syncd/catalog.h"
 
+/*
+ * Buckets and chains hold links: a slot's index + 1, LINK_NONE ending a
+ * chain, so that fresh zero pages are empty buckets (a new bucket array is
+ * mapped, not written). Growth doubles the buckets without a pass over
+ * the cache: the old array stays beside the new one and every operation
+ * moves MIGRATE_STEP old buckets' chains across, lowest first, so the move
+ * is done before the count can double again (one bucket per entry at
+ * most); a key whose old bucket has not moved yet is still found there.
+ */
 enum {
 	CHUNK_SHIFT = 14,               /* 16384 entries, 640 KiB a chunk */
 	CHUNK_SLOTS = 1u << CHUNK_SHIFT,
 	CHUNKS_MAX = 1u << (32 - CHUNK_SHIFT),
 	SLOT_NONE = UINT32_MAX,
+	LINK_NONE = 0,
 	BUCKETS_MIN = 1024,
+	MIGRATE_STEP = 4,               /* > 1: old buckets moved an operation */
+	MIGRATE_AHEAD = 16,             /* buckets: a chain's entry fetched ahead */
 };
 
 struct slot {
 	struct cache_key key;
-	uint32_t next;                  /* bucket chain, or the free list */
+	uint32_t next;                  /* link: bucket chain, or the free list */
 	uint32_t expires_ms;
 	uint32_t origin;
 	uint16_t backend;
@@ -40,10 +53,12 @@ struct cache {
 	struct slot **chunks;           /* grows by doubling, up to CHUNKS_MAX */
 	uint32_t n_chunks, cap_chunks;
 	uint32_t n_slots;               /* slots handed out so far */
-	uint32_t free_list;
+	uint32_t free_list;             /* link */
 	uint32_t count;
-	uint32_t *buckets;
-	uint32_t mask;                  /* buckets - 1 */
+	uint32_t *buckets;              /* links, mask + 1 of them, mapped */
+	uint32_t mask;
+	uint32_t *old;                  /* while growing: the half-size array */
+	uint32_t migrated;              /* old buckets moved to buckets so far */
 	uint32_t sweep;                 /* cache_expire()'s position */
 	struct cache_group_stats *groups;
 };
@@ -61,9 +76,52 @@ expired(uint32_t expires_ms, uint32_t now_ms)
 }
 
 static inline uint32_t
-bucket_of(const struct cache *c, const struct cache_key *k)
+link_of(uint32_t i)
 {
-	return (uint32_t)hash_sip24(&c->seed, k, sizeof(*k)) & c->mask;
+	return i + 1;
+}
+
+static inline uint32_t
+index_of(uint32_t link)
+{
+	return link - 1;
+}
+
+uint32_t
+cache_hash(const struct cache *c, const struct cache_key *k)
+{
+	uint64_t w[sizeof(*k) / sizeof(uint64_t)];
+
+	static_assert(sizeof(*k) % sizeof(uint64_t) == 0, "a key is whole words");
+	memcpy(w, k, sizeof(w));
+	return (uint32_t)hash_sip13_words(&c->seed, w, sizeof(w) / sizeof(w[0]));
+}
+
+/* The bucket of hash h, in the old array while its chain has not moved. */
+static inline uint32_t *
+bucket_of(const struct cache *c, uint32_t h)
+{
+	uint32_t half = (c->mask + 1) / 2;
+
+	if (c->old != NULL && (h & (half - 1)) >= c->migrated)
+		return &c->old[h & (half - 1)];
+	return &c->buckets[h & c->mask];
+}
+
+static uint32_t *
+buckets_map(uint32_t n)
+{
+	void *p = mmap(NULL, (size_t)n * sizeof(uint32_t), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void
+buckets_unmap(uint32_t *b, uint32_t n)
+{
+	if (b != NULL)
+		munmap(b, (size_t)n * sizeof(uint32_t));
 }
 
 /* The entry's share of its group's digest: its addresses, not indices. */
@@ -116,15 +174,14 @@ cache_create(const struct catalog *cat, uint32_t self)
 	if (getrandom(seed, sizeof(seed), 0) != sizeof(seed))
 		memset(seed, 0x5a, sizeof(seed));
 	c->seed = hash_key_from_bytes(seed);
-	c->free_list = SLOT_NONE;
-	c->buckets = malloc(BUCKETS_MIN * sizeof(*c->buckets));
+	c->free_list = LINK_NONE;
+	c->buckets = buckets_map(BUCKETS_MIN);
+	c->mask = BUCKETS_MIN - 1;
 	c->groups = calloc(catalog_groups(cat) ? catalog_groups(cat) : 1, sizeof(*c->groups));
 	if (c->buckets == NULL || c->groups == NULL) {
 		cache_destroy(c);
 		return NULL;
 	}
-	memset(c->buckets, 0xff, BUCKETS_MIN * sizeof(*c->buckets));
-	c->mask = BUCKETS_MIN - 1;
 	return c;
 }
 
@@ -137,7 +194,8 @@ cache_destroy(struct cache *c)
 		for (uint32_t i = 0; i < c->n_chunks; i++)
 			free(c->chunks[i]);
 	free(c->chunks);
-	free(c->buckets);
+	buckets_unmap(c->buckets, c->mask + 1);
+	buckets_unmap(c->old, (c->mask + 1) / 2);
 	free(c->groups);
 	free(c);
 }
@@ -177,56 +235,82 @@ cache_to_wire(const struct cache *c, const struct cache_key *k, const struct cac
 	f->origin = 0;          /* the resync sets it, live batches need not */
 }
 
-/* The slot index of k, and the link that points at it (for unlinking). */
+/* The slot index of k (hash h), and the link that points at it (for unlinking). */
 static uint32_t
-find(const struct cache *c, const struct cache_key *k, uint32_t **link)
+find(const struct cache *c, const struct cache_key *k, uint32_t h, uint32_t **link)
 {
-	uint32_t *l = &c->buckets[bucket_of(c, k)];
+	uint32_t *l = bucket_of(c, h);
 
-	for (uint32_t i = *l; i != SLOT_NONE; i = *l) {
-		struct slot *s = slot_at(c, i);
+	for (uint32_t i = *l; i != LINK_NONE; i = *l) {
+		struct slot *s = slot_at(c, index_of(i));
 
 		if (memcmp(&s->key, k, sizeof(*k)) == 0) {
 			if (link != NULL)
 				*link = l;
-			return i;
+			return index_of(i);
 		}
 		l = &s->next;
 	}
 	return SLOT_NONE;
 }
 
-/* Double the buckets (at most one bucket per slot) and rechain every entry. */
+/*
+ * Move up to n old buckets' chains into the new array; unmap the old one
+ * once all have moved. Each entry goes to bucket b or b + half of the new
+ * array, where b is its old bucket.
+ */
+static void
+migrate(struct cache *c, uint32_t n)
+{
+	uint32_t half = (c->mask + 1) / 2;
+
+	if (c->old == NULL)
+		return;
+	for (; n > 0 && c->migrated < half; n--) {
+		uint32_t *ob = &c->old[c->migrated];
+		uint32_t ahead = c->migrated + MIGRATE_AHEAD;
+
+		/* the chains are in random places: fetch later ones meanwhile */
+		if (ahead < half && c->old[ahead] != LINK_NONE)
+			__builtin_prefetch(slot_at(c, index_of(c->old[ahead])));
+		while (*ob != LINK_NONE) {
+			uint32_t i = index_of(*ob);
+			struct slot *s = slot_at(c, i);
+			uint32_t *nb = &c->buckets[cache_hash(c, &s->key) & c->mask];
+
+			*ob = s->next;
+			s->next = *nb;
+			*nb = link_of(i);
+		}
+		c->migrated++;
+	}
+	if (c->migrated == half) {
+		buckets_unmap(c->old, half);
+		c->old = NULL;
+	}
+}
+
+/* Start doubling the buckets (at most one bucket per slot). */
 static void
 grow_buckets(struct cache *c)
 {
 	uint32_t n = (c->mask + 1) * 2;
 	uint32_t *b;
 
-	if (n == 0 || (b = malloc((size_t)n * sizeof(*b))) == NULL)
+	if (c->old != NULL || n == 0 || (b = buckets_map(n)) == NULL)
 		return;         /* longer chains, still correct */
-	memset(b, 0xff, (size_t)n * sizeof(*b));
-	free(c->buckets);
+	c->old = c->buckets;
 	c->buckets = b;
 	c->mask = n - 1;
-	for (uint32_t i = 0; i < c->n_slots; i++) {
-		struct slot *s = slot_at(c, i);
-		uint32_t h;
-
-		if (!s->used)
-			continue;
-		h = bucket_of(c, &s->key);
-		s->next = b[h];
-		b[h] = i;
-	}
+	c->migrated = 0;
 }
 
 static uint32_t
 slot_alloc(struct cache *c)
 {
-	uint32_t i = c->free_list;
+	if (c->free_list != LINK_NONE) {
+		uint32_t i = index_of(c->free_list);
 
-	if (i != SLOT_NONE) {
 		c->free_list = slot_at(c, i)->next;
 		return i;
 	}
@@ -251,13 +335,15 @@ slot_alloc(struct cache *c)
 }
 
 int
-cache_upsert(struct cache *c, const struct cache_key *k, const struct cache_value *v,
-	     uint32_t now_ms)
+cache_upsert_hashed(struct cache *c, const struct cache_key *k, uint32_t h,
+		    const struct cache_value *v, uint32_t now_ms)
 {
-	uint32_t i = find(c, k, NULL);
+	uint32_t i;
 	struct slot *s;
 	int fresh = 1;
 
+	migrate(c, MIGRATE_STEP);
+	i = find(c, k, h, NULL);
 	if (i != SLOT_NONE) {
 		s = slot_at(c, i);
 		fresh = expired(s->expires_ms, now_ms);
@@ -270,7 +356,7 @@ cache_upsert(struct cache *c, const struct cache_key *k, const struct cache_valu
 		}
 		account(c, s, -1);
 	} else {
-		uint32_t h;
+		uint32_t *b;
 
 		i = slot_alloc(c);
 		if (i == SLOT_NONE)
@@ -278,9 +364,9 @@ cache_upsert(struct cache *c, const struct cache_key *k, const struct cache_valu
 		s = slot_at(c, i);
 		s->key = *k;
 		s->used = 1;
-		h = bucket_of(c, k);
-		s->next = c->buckets[h];
-		c->buckets[h] = i;
+		b = bucket_of(c, h);
+		s->next = *b;
+		*b = link_of(i);
 		c->count++;
 	}
 	s->backend = v->backend;
@@ -293,6 +379,19 @@ cache_upsert(struct cache *c, const struct cache_key *k, const struct cache_valu
 	return fresh;
 }
 
+void
+cache_prefetch(const struct cache *c, const uint32_t *h, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		__builtin_prefetch(bucket_of(c, h[j]));
+	for (size_t j = 0; j < n; j++) {
+		uint32_t l = *bucket_of(c, h[j]);
+
+		if (l != LINK_NONE)
+			__builtin_prefetch(slot_at(c, index_of(l)));
+	}
+}
+
 static void
 unlink_slot(struct cache *c, uint32_t i, uint32_t *link)
 {
@@ -302,14 +401,14 @@ unlink_slot(struct cache *c, uint32_t i, uint32_t *link)
 	*link = s->next;
 	memset(s, 0, sizeof(*s));
 	s->next = c->free_list;
-	c->free_list = i;
+	c->free_list = link_of(i);
 	c->count--;
 }
 
 bool
-cache_mark_seen(struct cache *c, const struct cache_key *k)
+cache_mark_seen_hashed(struct cache *c, const struct cache_key *k, uint32_t h)
 {
-	uint32_t i = find(c, k, NULL);
+	uint32_t i = find(c, k, h, NULL);
 
 	if (i == SLOT_NONE)
 		return false;
@@ -329,11 +428,13 @@ cache_unmark_own(struct cache *c)
 }
 
 bool
-cache_remove(struct cache *c, const struct cache_key *k)
+cache_remove_hashed(struct cache *c, const struct cache_key *k, uint32_t h)
 {
 	uint32_t *link = NULL;
-	uint32_t i = find(c, k, &link);
+	uint32_t i;
 
+	migrate(c, MIGRATE_STEP);
+	i = find(c, k, h, &link);
 	if (i == SLOT_NONE)
 		return false;
 	unlink_slot(c, i, link);
@@ -341,10 +442,10 @@ cache_remove(struct cache *c, const struct cache_key *k)
 }
 
 bool
-cache_get(const struct cache *c, const struct cache_key *k, uint32_t now_ms,
-	  struct cache_value *v)
+cache_get_hashed(const struct cache *c, const struct cache_key *k, uint32_t h, uint32_t now_ms,
+		 struct cache_value *v)
 {
-	uint32_t i = find(c, k, NULL);
+	uint32_t i = find(c, k, h, NULL);
 	const struct slot *s;
 
 	if (i == SLOT_NONE)
@@ -382,6 +483,7 @@ cache_expire(struct cache *c, uint32_t now_ms, uint32_t budget)
 {
 	uint32_t freed = 0;
 
+	migrate(c, MIGRATE_STEP);
 	for (; budget > 0 && c->n_slots > 0; budget--) {
 		uint32_t i = c->sweep++ % c->n_slots;
 		struct slot *s = slot_at(c, i);
@@ -391,7 +493,7 @@ cache_expire(struct cache *c, uint32_t now_ms, uint32_t budget)
 			c->sweep = 0;
 		if (!s->used || !expired(s->expires_ms, now_ms))
 			continue;
-		if (find(c, &s->key, &link) == i) {
+		if (find(c, &s->key, cache_hash(c, &s->key), &link) == i) {
 			unlink_slot(c, i, link);
 			freed++;
 		}
@@ -411,6 +513,7 @@ cache_bytes(const struct cache *c)
 	return sizeof(*c) + c->cap_chunks * sizeof(*c->chunks) +
 	       (size_t)c->n_chunks * CHUNK_SLOTS * sizeof(struct slot) +
 	       (size_t)(c->mask + 1) * sizeof(*c->buckets) +
+	       (c->old != NULL ? (size_t)(c->mask + 1) / 2 * sizeof(*c->old) : 0) +
 	       catalog_groups(c->cat) * sizeof(*c->groups);
 }
 

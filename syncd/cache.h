@@ -11,7 +11,14 @@
  * cursor (resync, dataplane reload) sees every entry that stays in the
  * cache for the whole walk exactly once, whatever is added or removed
  * meanwhile. Buckets chain entries by pool index; the chain hash is keyed
- * at random per cache (clients choose their ports).
+ * at random per cache (clients choose their ports). The buckets double
+ * a step at a time as the cache grows: no call walks the whole cache
+ * except the walks named so.
+ *
+ * A caller with many keys hashes them first (cache_hash()), lets
+ * cache_prefetch() fetch their buckets and entries from memory all at
+ * once, then calls the *_hashed operations: at millions of entries each
+ * lookup is a few cache misses, and this way they overlap.
  *
  * Each entry also adds a hash of its addresses (not indices, not lifetime)
  * to its sync group's digest, a sum, so that two nodes holding the same
@@ -87,25 +94,62 @@ int cache_from_wire(const struct cache *c, const struct wire_flow *f, uint32_t o
 void cache_to_wire(const struct cache *c, const struct cache_key *k,
 		   const struct cache_value *v, uint32_t now_ms, struct wire_flow *f);
 
+/* The chain hash of k, for the *_hashed operations. */
+uint32_t cache_hash(const struct cache *c, const struct cache_key *k);
+
 /*
- * Insert or overwrite the entry of k. Returns 1 when it was new (or had
- * expired), 0 when an entry was updated, -ENOMEM.
+ * Fetch ahead the buckets of hashes h[0..n) and the first entry of each
+ * chain (a hint: the operations stay correct whatever changes meanwhile).
+ * A few dozen at a time: more evicts what was fetched first.
  */
-int cache_upsert(struct cache *c, const struct cache_key *k, const struct cache_value *v,
-		 uint32_t now_ms);
+void cache_prefetch(const struct cache *c, const uint32_t *h, size_t n);
+
+/*
+ * Insert or overwrite the entry of k (h = cache_hash(c, k)). Returns 1
+ * when it was new (or had expired), 0 when an entry was updated, -ENOMEM.
+ */
+int cache_upsert_hashed(struct cache *c, const struct cache_key *k, uint32_t h,
+			const struct cache_value *v, uint32_t now_ms);
 
 /* Set CACHE_FLAG_SEEN on the entry of k: whether there is one. */
-bool cache_mark_seen(struct cache *c, const struct cache_key *k);
+bool cache_mark_seen_hashed(struct cache *c, const struct cache_key *k, uint32_t h);
 
 /* Clear CACHE_FLAG_SEEN on every entry whose origin is this node. */
 void cache_unmark_own(struct cache *c);
 
 /* Remove the entry of k: true if there was one (live or not). */
-bool cache_remove(struct cache *c, const struct cache_key *k);
+bool cache_remove_hashed(struct cache *c, const struct cache_key *k, uint32_t h);
 
 /* The live entry of k into *v (may be NULL): whether there is one. */
-bool cache_get(const struct cache *c, const struct cache_key *k, uint32_t now_ms,
-	       struct cache_value *v);
+bool cache_get_hashed(const struct cache *c, const struct cache_key *k, uint32_t h,
+		      uint32_t now_ms, struct cache_value *v);
+
+/* The same, one key at a time. */
+static inline int
+cache_upsert(struct cache *c, const struct cache_key *k, const struct cache_value *v,
+	     uint32_t now_ms)
+{
+	return cache_upsert_hashed(c, k, cache_hash(c, k), v, now_ms);
+}
+
+static inline bool
+cache_mark_seen(struct cache *c, const struct cache_key *k)
+{
+	return cache_mark_seen_hashed(c, k, cache_hash(c, k));
+}
+
+static inline bool
+cache_remove(struct cache *c, const struct cache_key *k)
+{
+	return cache_remove_hashed(c, k, cache_hash(c, k));
+}
+
+static inline bool
+cache_get(const struct cache *c, const struct cache_key *k, uint32_t now_ms,
+	  struct cache_value *v)
+{
+	return cache_get_hashed(c, k, cache_hash(c, k), now_ms, v);
+}
 
 /*
  * The next live entry at or after *cursor (0 starts): true and the entry,
@@ -123,7 +167,7 @@ uint32_t cache_expire(struct cache *c, uint32_t now_ms, uint32_t budget);
 /* Entries held, live or not yet swept. */
 uint32_t cache_count(const struct cache *c);
 
-/* Bytes allocated: pool chunks, buckets, the struct. */
+/* Bytes allocated: pool chunks, buckets (both arrays while growing), the struct. */
 size_t cache_bytes(const struct cache *c);
 
 /* The group's counts and digest (zero for a group with no entry). */
