@@ -83,62 +83,73 @@ seq_check(struct group *g, uint32_t sender, uint64_t seq)
  * closed here until our dataplane refreshes it.
  */
 static bool
-own_word_stands(const struct repl *r, const struct cache_key *key, uint32_t now_ms)
+own_word_stands(const struct repl *r, const struct cache_key *key, uint32_t h, uint32_t now_ms)
 {
 	struct cache_value v;
 
-	return !cache_get(r->cache, key, now_ms, &v) || v.origin == r->p.self;
+	return !cache_get_hashed(r->cache, key, h, now_ms, &v) || v.origin == r->p.self;
+}
+
+/* Apply entry i of b, f[i] on the wire; see repl_apply_entries(). */
+static void
+apply_entry(struct repl *r, uint16_t gi, bool own, int k, const struct lookup_batch *b,
+	    size_t i, const struct wire_flow *f, uint64_t stamp_us, uint32_t now_ms)
+{
+	struct group *g = &r->groups[gi];
+	const struct cache_key *key = &b->key[i];
+	struct cache_value v = b->v[i];
+
+	if (b->rc[i] == -ENOENT) {
+		g->carried.counters[REPL_REJECTED_VIP]++;
+		return;
+	}
+	if (b->rc[i] < 0) {
+		g->carried.counters[REPL_REJECTED_BACKEND]++;
+		return;
+	}
+	if (repl_group_of_vip(r, key->vip) != gi) {
+		g->carried.counters[REPL_REJECTED_GROUP]++;
+		return;
+	}
+	if (own && r->reconciling)
+		v.flags |= CACHE_FLAG_SEEN;     /* our dataplane made it */
+	if (own && own_word_stands(r, key, b->hash[i], now_ms)) {
+		if (r->reconciling && k != KIND_CLOSE)
+			cache_mark_seen_hashed(r->cache, key, b->hash[i]);
+		return;
+	}
+	if (k == KIND_CLOSE)
+		cache_remove_hashed(r->cache, key, b->hash[i]);
+	else if (cache_upsert_hashed(r->cache, key, b->hash[i], &v, now_ms) < 0) {
+		r->node[REPL_NODE_CACHE_FULL]++;
+		return;
+	}
+	if (own)
+		return;         /* our dataplane made it */
+	g->carried.counters[REPL_ENTRIES_APPLIED]++;
+	repl_import_add(r, gi, kind_event[k], f, stamp_us);
 }
 
 /*
  * Apply entries delivered on group gi from sender in agreed order. k:
- * NEW, REFRESH or CLOSE; resync entries come as NEW.
+ * NEW, REFRESH or CLOSE; resync entries come as NEW. A live batch is its
+ * sender's word; a resync keeps each entry's origin.
  */
 void
 repl_apply_entries(struct repl *r, uint16_t gi, uint32_t sender, int k,
 		   const struct wire_sync_msg *m, uint32_t now_ms)
 {
-	struct group *g = &r->groups[gi];
 	bool own = sender == r->p.self;
 	bool resync = m->kind == WIRE_SYNC_RESYNC_ENTRIES;
 
-	for (size_t i = 0; i < m->count; i++) {
-		const struct wire_flow *f = &m->entries[i];
-		struct cache_key key;
-		struct cache_value v;
-		/* a live batch is its sender's word; a resync keeps each origin */
-		uint32_t origin = resync && f->origin != 0 ? f->origin : sender;
-		int rc = cache_from_wire(r->cache, f, origin, now_ms, &key, &v);
+	for (size_t base = 0; base < m->count; base += LOOKUP_BATCH) {
+		const struct wire_flow *f = &m->entries[base];
+		struct lookup_batch b;
 
-		if (rc == -ENOENT) {
-			g->carried.counters[REPL_REJECTED_VIP]++;
-			continue;
-		}
-		if (rc < 0) {
-			g->carried.counters[REPL_REJECTED_BACKEND]++;
-			continue;
-		}
-		if (repl_group_of_vip(r, key.vip) != gi) {
-			g->carried.counters[REPL_REJECTED_GROUP]++;
-			continue;
-		}
-		if (own && r->reconciling)
-			v.flags |= CACHE_FLAG_SEEN;     /* our dataplane made it */
-		if (own && own_word_stands(r, &key, now_ms)) {
-			if (r->reconciling && k != KIND_CLOSE)
-				cache_mark_seen(r->cache, &key);
-			continue;
-		}
-		if (k == KIND_CLOSE)
-			cache_remove(r->cache, &key);
-		else if (cache_upsert(r->cache, &key, &v, now_ms) < 0) {
-			r->node[REPL_NODE_CACHE_FULL]++;
-			continue;
-		}
-		if (own)
-			continue;       /* our dataplane made it */
-		g->carried.counters[REPL_ENTRIES_APPLIED]++;
-		repl_import_add(r, gi, kind_event[k], f, m->stamp_us);
+		repl_lookup_batch(r, &b, f, MIN(m->count - base, (size_t)LOOKUP_BATCH), sender,
+				  resync, now_ms);
+		for (size_t i = 0; i < b.n; i++)
+			apply_entry(r, gi, own, k, &b, i, &f[i], m->stamp_us, now_ms);
 	}
 }
 

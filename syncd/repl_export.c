@@ -14,27 +14,33 @@ repl_on_export(struct repl *r, const struct wire_ctl_flows *fl, uint32_t now_ms,
 	r->node[REPL_NODE_EXPORT_BATCHES]++;
 	r->node[REPL_NODE_EXPORT_ENTRIES] += fl->count;
 	r->node[REPL_NODE_EXPORT_LOST] += fl->dropped;
-	for (size_t i = 0; i < fl->count; i++) {
-		struct cache_key key;
-		struct cache_value v;
-		struct cache_group_stats before;
-		uint16_t gi;
+	for (size_t base = 0; base < fl->count; base += LOOKUP_BATCH) {
+		const struct wire_flow *f = &fl->entries[base];
+		struct lookup_batch b;
 
-		if (cache_from_wire(r->cache, &fl->entries[i], r->p.self, now_ms, &key, &v) < 0) {
-			r->node[REPL_NODE_EXPORT_UNKNOWN]++;
-			continue;
+		repl_lookup_batch(r, &b, f, MIN(fl->count - base, (size_t)LOOKUP_BATCH), r->p.self,
+				  false, now_ms);
+		for (size_t i = 0; i < b.n; i++) {
+			struct cache_group_stats before;
+			uint16_t gi;
+
+			if (b.rc[i] < 0) {
+				r->node[REPL_NODE_EXPORT_UNKNOWN]++;
+				continue;
+			}
+			gi = repl_group_of_vip(r, b.key[i].vip);
+			if (r->reconciling)
+				b.v[i].flags |= CACHE_FLAG_SEEN;
+			before = cache_group_stats(r->cache, gi);
+			if (k == KIND_CLOSE)
+				cache_remove_hashed(r->cache, &b.key[i], b.hash[i]);
+			else if (cache_upsert_hashed(r->cache, &b.key[i], b.hash[i], &b.v[i],
+						     now_ms) < 0)
+				r->node[REPL_NODE_CACHE_FULL]++;
+			if (r->groups[gi].carried.member)
+				repl_batch_add(r, gi, k, &f[i], repl_delta_since(r, gi, before),
+					       now_ms, now_us);
 		}
-		gi = repl_group_of_vip(r, key.vip);
-		if (r->reconciling)
-			v.flags |= CACHE_FLAG_SEEN;
-		before = cache_group_stats(r->cache, gi);
-		if (k == KIND_CLOSE)
-			cache_remove(r->cache, &key);
-		else if (cache_upsert(r->cache, &key, &v, now_ms) < 0)
-			r->node[REPL_NODE_CACHE_FULL]++;
-		if (r->groups[gi].carried.member)
-			repl_batch_add(r, gi, k, &fl->entries[i], repl_delta_since(r, gi, before),
-				       now_ms, now_us);
 	}
 }
 

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/param.h>          /* MIN */
 
 #include "proto/wire.h"
 #include "syncd/cache.h"
@@ -25,6 +26,7 @@ enum {
 	RESYNC_MSG_BYTES = 65536,       /* a donor's RESYNC_ENTRIES */
 	STREAMS_MAX = 8,                /* donors' streams at once, per group */
 	REPL_LOG_LINE_MAX = 256,
+	LOOKUP_BATCH = 32,              /* entries whose cache lookups overlap */
 };
 
 /*
@@ -204,13 +206,32 @@ repl_group_of_vip(const struct repl *r, uint16_t vip)
 	return catalog_vip(r->cat, vip)->group;
 }
 
+/*
+ * Up to LOOKUP_BATCH wire entries as cache keys and values, hashed, their
+ * cache memory fetched ahead (cache_prefetch()): rc[i] is cache_from_wire()'s.
+ */
+struct lookup_batch {
+	size_t n;
+	int rc[LOOKUP_BATCH];
+	uint32_t hash[LOOKUP_BATCH];
+	struct cache_key key[LOOKUP_BATCH];
+	struct cache_value v[LOOKUP_BATCH];
+};
+
+/*
+ * f[0..n) (n <= LOOKUP_BATCH) into b, from origin; with keep_origin, an
+ * entry's own origin where it names one (a resync's).
+ */
+void repl_lookup_batch(const struct repl *r, struct lookup_batch *b, const struct wire_flow *f,
+		       size_t n, uint32_t origin, bool keep_origin, uint32_t now_ms);
+
 /* repl_send.c */
 
-/* What the cache ops since before (cache_group_stats()) changed in group gi. */
 /* ops.log, printf-style: a line, cut at REPL_LOG_LINE_MAX. */
 void repl_say(const struct repl *r, int priority, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* What the cache ops since before (cache_group_stats()) changed in group gi. */
 struct verify_delta repl_delta_since(const struct repl *r, uint16_t gi,
 				     struct cache_group_stats before);
 /* CPG delivered own message seq back: it and every earlier one are agreed. */
