@@ -41,6 +41,16 @@ daemon_mono_ms(void)
 	return (uint32_t)((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
 }
 
+/* CLOCK_MONOTONIC in µs: durations within one process. */
+static inline uint64_t
+daemon_mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 /* CLOCK_REALTIME in µs: stamps other nodes read (lag, restarts). */
 static inline uint64_t
 daemon_real_us(void)

@@ -22,6 +22,7 @@
 #include "syncd/catalog.h"
 #include "syncd/cluster.h"
 #include "syncd/cpg.h"
+#include "syncd/lathist.h"
 #include "syncd/repl.h"
 
 /* The tick: 1 ms while the engine has work, else IDLE_TICK_MS (daemon_timer_*). */
@@ -43,6 +44,8 @@ struct syncd {
 	struct syncd_cluster *cluster;
 	int tick_fd;
 	bool tick_fast;
+	uint64_t tick_due_us;           /* when the armed tick should fire */
+	struct lathist loop_lag;        /* how late it fired: the loop's stalls */
 	bool subscribed;
 	bool dumping;                   /* a reconciliation is reading the tables */
 	bool dump_then_import;          /* it follows a (re)connection */
@@ -290,6 +293,7 @@ tick_arm(struct syncd *s, bool fast)
 	if (fast && s->tick_fast)
 		return;         /* due within a millisecond anyway */
 	s->tick_fast = fast;
+	s->tick_due_us = daemon_mono_us() + (fast ? TICK_MS : IDLE_TICK_MS) * 1000ull;
 	daemon_timer_arm(s->tick_fd, fast ? TICK_MS : IDLE_TICK_MS, false);
 }
 
@@ -300,8 +304,17 @@ on_tick(int32_t fd, int32_t revents, void *arg)
 	bool synced;
 
 	(void)revents;
+	uint64_t now_us;
+
 	if (!daemon_timer_fired(fd))
 		return 0;
+	/*
+	 * However late the tick fires, the loop was busy elsewhere (or the
+	 * process had no core) that long: the longest stall anyone waited.
+	 */
+	now_us = daemon_mono_us();
+	lathist_add(&s->loop_lag, now_us > s->tick_due_us ? now_us - s->tick_due_us : 0);
+	lathist_tick(&s->loop_lag, now_us);
 	s->tick_fast = false;
 	repl_tick(s->repl, daemon_mono_ms(), daemon_real_us());
 	if (repl_want_reconcile(s->repl) && s->subscribed && !s->dumping)
@@ -361,6 +374,8 @@ counters(struct syncd *s, const struct wire_ctl_msg *req, struct wire_ctl_msg *r
 	ipc_counter_add(&l, "sync", "entries", cache_count(c));
 	ipc_counter_add(&l, "sync", "cache_bytes", cache_bytes(c));
 	ipc_counter_add(&l, "sync", "import_queue", repl_import_queue(s->repl));
+	ipc_counter_add(&l, "sync", "loop_lag_p99_us", lathist_quantile(&s->loop_lag, 0.99));
+	ipc_counter_add(&l, "sync", "loop_lag_max_us", lathist_quantile(&s->loop_lag, 1.0));
 	ipc_counter_add_array(&l, "sync", repl_node_counter_names, node, REPL_NODE_COUNTER_MAX);
 	ipc_counter_add_array(&l, "sync", wire_drop_names, repl_wire_counters(s->repl)->drops,
 			      WIRE_DROP_MAX);
