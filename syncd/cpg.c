@@ -27,6 +27,7 @@ enum {
 	BACKOFF_MAX_MS = 5000,
 	WARN_EVERY_MS = 60000,          /* members_dropped, foreign_members:
 					 * logged this often at most */
+	DISPATCH_BUDGET_US = 2000,      /* deliveries taken per wake-up, at most */
 };
 
 struct warn_limit {
@@ -235,6 +236,7 @@ static int32_t
 on_fd(int32_t fd, int32_t revents, void *data)
 {
 	struct cpg_group *g = data, *outer;
+	uint64_t start_us;
 	cs_error_t rc;
 
 	(void)fd;
@@ -242,11 +244,21 @@ on_fd(int32_t fd, int32_t revents, void *data)
 		lost(g, "connection closed");
 		return 0;
 	}
+	/*
+	 * One message at a time for DISPATCH_BUDGET_US at most: a ring that
+	 * delivers as fast as they are applied would keep CS_DISPATCH_ALL
+	 * from returning, and the loop from its timers and clients (seconds
+	 * under saturation). libqb leaves the fd readable while events
+	 * wait, so the rest comes at the next turn of the loop.
+	 */
 	outer = dispatching;
 	dispatching = g;
-	rc = cpg_dispatch(g->handle, CS_DISPATCH_ALL);
+	start_us = daemon_mono_us();
+	do
+		rc = cpg_dispatch(g->handle, CS_DISPATCH_ONE_NONBLOCKING);
+	while (rc == CS_OK && g->connected && daemon_mono_us() - start_us < DISPATCH_BUDGET_US);
 	dispatching = outer;
-	if (rc != CS_OK && rc != CS_ERR_TRY_AGAIN)
+	if (rc != CS_OK && rc != CS_ERR_TRY_AGAIN && g->connected)
 		lost(g, "dispatch failed");
 	return 0;
 }
