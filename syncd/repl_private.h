@@ -27,6 +27,7 @@ enum {
 	STREAMS_MAX = 8,                /* donors' streams at once, per group */
 	REPL_LOG_LINE_MAX = 256,
 	LOOKUP_BATCH = 32,              /* entries whose cache lookups overlap */
+	QUEUE_SENDS_PER_CALL = 32,      /* backlog sent a call (a tick), at most */
 };
 
 /*

@@ -199,13 +199,18 @@ repl_send_or_queue(struct repl *r, uint16_t gi, const uint8_t *buf, size_t len, 
 	g->carried.q_len++;
 }
 
-/* Send what waits for CPG, oldest first, until it is busy again. */
+/*
+ * Send what waits for CPG, oldest first, until it is busy again or
+ * QUEUE_SENDS_PER_CALL went: each send is a round trip to corosync, and a
+ * full backlog drained in one call kept the loop from everything else for
+ * seconds. The tick calls again within a millisecond while any is left.
+ */
 void
 repl_queue_retry(struct repl *r, uint16_t gi)
 {
 	struct group *g = &r->groups[gi];
 
-	while (g->carried.q_head != NULL) {
+	for (unsigned n = 0; g->carried.q_head != NULL && n < QUEUE_SENDS_PER_CALL; n++) {
 		struct queued_msg *q = g->carried.q_head;
 		int rc = r->ops.send(r->arg, gi, q->data, q->len);
 
