@@ -637,23 +637,30 @@ ipc_async_answer(struct ipc_async *a, const struct wire_ctl_msg *m)
 
 /*
  * Take every response (events false) waiting, or up to
- * IPC_ASYNC_EVENTS_PER_WAKE events, never blocking (timeout 0): a server
- * that keeps the event ring full (the dataplane's export stream under a
- * flood) must not keep the loop from its other work (CPG, timers, the
- * daemon's own clients): the rest waits for the next wake-up, the poll
- * timer's at the latest. Returns 0, 1 when the budget ran out, or the
- * -errno of a lost connection.
+ * IPC_ASYNC_EVENTS_PER_WAKE events for IPC_ASYNC_WAKE_US at most, never
+ * blocking (timeout 0): a server that keeps the event ring full (the
+ * dataplane's export stream under a flood) must not keep the loop from
+ * its other work (CPG, timers, the daemon's own clients): the rest waits
+ * for the next wake-up, the poll timer's at the latest. Returns 0, 1 when
+ * the budget ran out, or the -errno of a lost connection.
  */
 static int
 ipc_async_drain(struct ipc_async *a, bool events)
 {
 	unsigned budget = events ? IPC_ASYNC_EVENTS_PER_WAKE : UINT_MAX;
+	int64_t until = events ? ipc_client_now_us() + IPC_ASYNC_WAKE_US : INT64_MAX;
+	bool more = false;
 
-	while (!a->dead && a->state == IPC_ASYNC_UP && budget-- > 0) {
+	while (!a->dead && a->state == IPC_ASYNC_UP) {
 		struct wire_ctl_msg m;
-		ssize_t n = events ? qb_ipcc_event_recv(a->qb, a->buf, IPC_MSG_MAX, 0) :
-				     qb_ipcc_recv(a->qb, a->buf, IPC_MSG_MAX, 0);
+		ssize_t n;
 
+		if (budget-- == 0 || (events && ipc_client_now_us() >= until)) {
+			more = events;
+			break;
+		}
+		n = events ? qb_ipcc_event_recv(a->qb, a->buf, IPC_MSG_MAX, 0) :
+			     qb_ipcc_recv(a->qb, a->buf, IPC_MSG_MAX, 0);
 		if (n == -ETIMEDOUT || n == -EAGAIN)
 			return 0;
 		if (n < 0)
@@ -671,7 +678,7 @@ ipc_async_drain(struct ipc_async *a, bool events)
 		}
 		wire_ctl_msg_free(&m);
 	}
-	return !a->dead && a->state == IPC_ASYNC_UP && budget == UINT_MAX ? 1 : 0;
+	return more && !a->dead && a->state == IPC_ASYNC_UP ? 1 : 0;
 }
 
 /* Requests past their deadline get done(-ETIMEDOUT). */

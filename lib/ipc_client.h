@@ -180,6 +180,7 @@ enum {
 	IPC_ASYNC_RETRY_MAX_MS = 5000,  /* delays double up to this */
 	IPC_ASYNC_POLL_US = 500,        /* response polling while in flight */
 	IPC_ASYNC_EVENTS_PER_WAKE = 16, /* events taken per wake-up at most */
+	IPC_ASYNC_WAKE_US = 2000,       /* and for this long at most */
 };
 
 struct ipc_async;
