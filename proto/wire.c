@@ -206,8 +206,8 @@ wire_flow_is_valid(const struct wire_flow *f)
 	return wire_flow_check(&pb, true, &why);
 }
 
-static size_t
-varint_size(size_t v)
+size_t
+wire_varint_size(uint64_t v)
 {
 	size_t n = 1;
 
@@ -230,7 +230,7 @@ wire_flow_encoded_size(const struct wire_flow *f)
 		return 0;
 	size = maglb__sync__flow__get_packed_size(&pb);
 	/* The repeated field's tag (fields 1..15: one byte) and length. */
-	return 1 + varint_size(size) + size;
+	return 1 + wire_varint_size(size) + size;
 }
 
 void **

@@ -27,7 +27,8 @@
 #include <stdint.h>
 
 enum {
-	WIRE_VERSION = 1,           /* of both sync.proto and control.proto */
+	WIRE_VERSION = 1,           /* of control.proto */
+	WIRE_SYNC_VERSION = 2,      /* of sync.proto */
 	WIRE_ADDR_MAX = 16,         /* bytes of an address: IPv4 uses the first 4 */
 	WIRE_MAC_LEN = 6,           /* bytes of a MAC address */
 };
@@ -76,7 +77,8 @@ struct wire_flow {
 };
 
 /*
- * Sizes in bytes of entries in an encoded message, for packing batches
+ * Sizes in bytes of entries in an encoded control message (a Flow message
+ * each: the local IPC; sync messages are below), for packing batches
  * bounded in bytes. An entry adds exactly wire_flow_encoded_size() bytes to a
  * batch: a typical IPv4 one 35 (IPv6: 71), at most WIRE_FLOW_ENCODED_MAX_V4
  * for an IPv4 entry with an IPv4 backend and WIRE_FLOW_ENCODED_MAX for any
@@ -101,7 +103,7 @@ size_t wire_flow_encoded_size(const struct wire_flow *f);
 /* Why a decoder dropped a message: one counter each. */
 #define WIRE_DROP_REASONS(X) \
 	X(TRUNCATED, "truncated or unparseable") \
-	X(BAD_VERSION, "version is not WIRE_VERSION") \
+	X(BAD_VERSION, "version is not the one this node speaks") \
 	X(UNKNOWN_KIND, "no body, or a body of a kind this node does not know") \
 	X(BAD_SENDER, "sender or requester node id is 0") \
 	X(BAD_EPOCH, "resync epoch is 0") \
@@ -192,7 +194,7 @@ struct wire_node_state {
  * by the encoder and zero after a decode.
  */
 struct wire_sync_msg {
-	uint32_t version;           /* decode: WIRE_VERSION; encode writes that */
+	uint32_t version;           /* decode: WIRE_SYNC_VERSION; encode writes that */
 	enum wire_sync_kind kind;
 	uint32_t node_id;           /* sender, >= 1 */
 	uint64_t seq;               /* sender's message number */
@@ -218,21 +220,45 @@ struct wire_sync_msg {
 };
 
 /*
- * Bytes of an encoded message without its entries, at most: a message with
- * entries e1..en takes no more than WIRE_SYNC_HEADER_MAX + sum of
- * wire_flow_encoded_size(ei) bytes, and, but for HEALTH, no less than the
- * sum. The largest message without entries is a DIGEST (62 bytes with
- * every field at its largest), then a NODE_STATE (52).
- *
- * A HEALTH entry is sent without its client, lifetime and flags: it adds
- * WIRE_BACKEND_REF_ENCODED_MIN to WIRE_BACKEND_REF_ENCODED_MAX bytes
- * (IPv6 VIP and backend, port above 16383), always fewer than
- * wire_flow_encoded_size(). So a message of len bytes of any kind holds at
- * most len / WIRE_BACKEND_REF_ENCODED_MIN entries: size decode buffers for
- * HEALTH with that (len / WIRE_FLOW_ENCODED_MIN is enough for the others).
+ * Sizes of sync messages, for packing batches bounded in bytes. Entries
+ * travel as columns (sync.proto's Entries): an entry adds exactly
+ * wire_sync_entry_size() bytes to its message's columns, a typical IPv4
+ * one 21 (port 80, lifetime of 3 varint bytes), at most
+ * WIRE_SYNC_ENTRY_MAX_V4 for an IPv4 entry with an IPv4 backend and
+ * WIRE_SYNC_ENTRY_MAX for any, at least WIRE_SYNC_ENTRY_MIN. A resync's
+ * entries carry their origin too. A message of len bytes holds at most
+ * len / WIRE_SYNC_ENTRY_MIN valid entries: size decode buffers with that.
+ * A flag bit past bit 6 would add a byte to both maxima.
  */
 enum {
-	WIRE_SYNC_HEADER_MAX = 64,
+	WIRE_SYNC_ENTRY_MAX = 66,
+	WIRE_SYNC_ENTRY_MAX_V4 = 30,
+	WIRE_SYNC_ENTRY_MIN = 19,
+};
+
+/*
+ * Bytes f adds to a message of kind (NEW, REFRESH, CLOSE or
+ * RESYNC_ENTRIES); 0 if f is not valid.
+ */
+size_t wire_sync_entry_size(enum wire_sync_kind kind, const struct wire_flow *f);
+
+/*
+ * Bytes of an encoded message without its entries, at most: a message with
+ * entries e1..en takes no more than WIRE_SYNC_HEADER_MAX + sum of
+ * wire_sync_entry_size(ei) bytes, and, but for HEALTH, no less than the
+ * sum (the header: the envelope, the batch, and each column's tag and
+ * length, up to 1 MiB of them). The largest message without entries is a
+ * DIGEST (62 bytes with every field at its largest), then a NODE_STATE (52).
+ *
+ * A HEALTH entry is sent as a BackendRef message without its client,
+ * lifetime and flags: it adds WIRE_BACKEND_REF_ENCODED_MIN to
+ * WIRE_BACKEND_REF_ENCODED_MAX bytes (IPv6 VIP and backend, port above
+ * 16383). So a message of len bytes of any kind holds at most
+ * len / WIRE_BACKEND_REF_ENCODED_MIN entries: size decode buffers for
+ * HEALTH with that (len / WIRE_SYNC_ENTRY_MIN is enough for the others).
+ */
+enum {
+	WIRE_SYNC_HEADER_MAX = 96,
 	WIRE_BACKEND_REF_ENCODED_MIN = 16,
 	WIRE_BACKEND_REF_ENCODED_MAX = 44,
 };

@@ -26,6 +26,9 @@ void wire_addr_copy(uint8_t dst[WIRE_ADDR_MAX], const ProtobufCBinaryData *src);
 /* Point a protobuf-c bytes field at the first wire_addr_len(family) bytes. */
 ProtobufCBinaryData wire_addr_to_pb(unsigned int family, const uint8_t *addr);
 
+/* Bytes of v as a protobuf varint. */
+size_t wire_varint_size(uint64_t v);
+
 /* True if an IP protocol number is one maglb balances (TCP, UDP). */
 bool wire_proto_ok(unsigned int proto);
 

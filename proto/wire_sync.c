@@ -6,7 +6,8 @@
  * which things their body carries (epoch, peer, entry count, entries, a
  * node's state, backend references), so both directions go through struct
  * sync_body, and one check serves the decoder (peer input) and the encoder
- * (our own output).
+ * (our own output). Entries travel as columns (sync.proto's Entries): one
+ * allocation a message each way, none an entry.
  */
 #include "proto/wire.h"
 
@@ -14,6 +15,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "proto/wire_internal.h"
 
@@ -77,7 +79,7 @@ struct sync_body {
 	uint64_t maglev_digest;
 	uint64_t generation;
 	const Maglb__Sync__NodeState *state;
-	Maglb__Sync__Flow **entries;
+	const Maglb__Sync__Entries *cols; /* NULL: no entries */
 	Maglb__Sync__BackendRef **refs;  /* HEALTH, instead of entries */
 	size_t count;                    /* of entries or refs */
 };
@@ -96,8 +98,16 @@ struct sync_pb {
 		Maglb__Sync__NodeState node_state;
 		Maglb__Sync__HealthReport health;
 	} body;
-	Maglb__Sync__Flow **flows;  /* allocated */
+	Maglb__Sync__Entries cols;
+	void *scratch;              /* allocated: the columns' arrays */
 	Maglb__Sync__BackendRef **refs;  /* allocated */
+};
+
+/* Entries.families bits. */
+enum {
+	FAMILY_V6 = 1u << 0,        /* VIP and client */
+	FAMILY_BACKEND_V6 = 1u << 1,
+	FAMILY_BITS = FAMILY_V6 | FAMILY_BACKEND_V6,
 };
 
 /* The kind of a body; WIRE_SYNC_KIND_MAX for none or an unknown one. */
@@ -168,8 +178,8 @@ sync_body_get(const Maglb__Sync__Envelope *env,
 			return false;
 		b->epoch = env->resync_entries->epoch;
 		b->peer = env->resync_entries->requester;
-		b->entries = env->resync_entries->entries;
-		b->count = env->resync_entries->n_entries;
+		b->cols = env->resync_entries->entries;
+		b->count = b->cols != NULL ? b->cols->count : 0;
 		return true;
 	case WIRE_SYNC_RESYNC_END:
 		if (env->resync_end == NULL)
@@ -207,8 +217,8 @@ sync_body_get(const Maglb__Sync__Envelope *env,
 	}
 	if (batch == NULL)
 		return false;
-	b->entries = batch->entries;
-	b->count = batch->n_entries;
+	b->cols = batch->entries;
+	b->count = b->cols != NULL ? b->cols->count : 0;
 	b->stamp_us = batch->stamp_us;
 	return true;
 }
@@ -291,6 +301,161 @@ backend_refs_to_pb(const struct wire_flow *f,
 	return pbs;
 }
 
+static size_t
+family_bytes(uint8_t bits, uint8_t bit)
+{
+	return bits & bit ? 16 : 4;
+}
+
+/*
+ * The columns of count entries: every column the right length, every
+ * value in range. On failure the one reason.
+ */
+static bool
+cols_check(const Maglb__Sync__Entries *e, size_t count, enum wire_drop *why)
+{
+	size_t addr = 0, backend = 0;
+
+	if (count == 0)
+		return true;
+	if (e->families.len != count || e->n_vip_ports != count || e->n_protocols != count ||
+	    e->client_ports.len != 2 * count || e->n_lifetimes_ms != count ||
+	    (e->n_flags != 0 && e->n_flags != count) ||
+	    (e->n_origins != 0 && e->n_origins != count)) {
+		*why = WIRE_DROP_TRUNCATED;
+		return false;
+	}
+	for (size_t i = 0; i < count; i++) {
+		uint8_t fam = e->families.data[i];
+
+		if (fam & ~FAMILY_BITS) {
+			*why = WIRE_DROP_BAD_ADDRESS;
+			return false;
+		}
+		addr += family_bytes(fam, FAMILY_V6);
+		backend += family_bytes(fam, FAMILY_BACKEND_V6);
+		if (!wire_proto_ok((unsigned int)e->protocols[i])) {
+			*why = WIRE_DROP_BAD_PROTOCOL;
+			return false;
+		}
+		if (e->vip_ports[i] > UINT16_MAX) {
+			*why = WIRE_DROP_BAD_PORT;
+			return false;
+		}
+	}
+	if (e->vips.len != addr || e->clients.len != addr || e->backends.len != backend) {
+		*why = WIRE_DROP_BAD_ADDRESS;
+		return false;
+	}
+	return true;
+}
+
+/* Checked columns into entries f[0..count). */
+static void
+cols_to_c(const Maglb__Sync__Entries *e, size_t count, struct wire_flow *f)
+{
+	const uint8_t *vip = e->vips.data, *client = e->clients.data;
+	const uint8_t *backend = e->backends.data, *port = e->client_ports.data;
+
+	for (size_t i = 0; i < count; i++, port += 2) {
+		uint8_t fam = e->families.data[i];
+		size_t a = family_bytes(fam, FAMILY_V6), b = family_bytes(fam, FAMILY_BACKEND_V6);
+
+		memset(f[i].vip, 0, sizeof(f[i].vip));
+		memset(f[i].client, 0, sizeof(f[i].client));
+		memset(f[i].backend, 0, sizeof(f[i].backend));
+		f[i].family = a == 16 ? AF_INET6 : AF_INET;
+		f[i].backend_family = b == 16 ? AF_INET6 : AF_INET;
+		f[i].proto = (uint8_t)e->protocols[i];
+		f[i].vip_port = (uint16_t)e->vip_ports[i];
+		f[i].client_port = (uint16_t)(port[0] << 8 | port[1]);
+		f[i].lifetime_ms = e->lifetimes_ms[i];
+		f[i].flags = e->n_flags ? (uint8_t)(e->flags[i] & WIRE_FLOW_FLAGS_ALL) : 0;
+		f[i].origin = e->n_origins ? e->origins[i] : 0;
+		memcpy(f[i].vip, vip, a);
+		memcpy(f[i].client, client, a);
+		memcpy(f[i].backend, backend, b);
+		vip += a;
+		client += a;
+		backend += b;
+	}
+}
+
+/* A resync's entries carry their origins; live batches' are the sender. */
+static bool
+has_origins(enum wire_sync_kind kind)
+{
+	return kind == WIRE_SYNC_RESYNC_ENTRIES;
+}
+
+size_t
+wire_sync_entry_size(enum wire_sync_kind kind, const struct wire_flow *f)
+{
+	size_t a = wire_addr_len(f->family), b = wire_addr_len(f->backend_family);
+
+	if (!has_entries(kind) || !wire_flow_is_valid(f))
+		return 0;
+	/* family byte, 3 addresses, 2 ports, protocol, lifetime, flags */
+	return 1 + 2 * a + b + wire_varint_size(f->vip_port) + 2 + 1 +
+	       wire_varint_size(f->lifetime_ms) + wire_varint_size(f->flags & WIRE_FLOW_FLAGS_ALL) +
+	       (has_origins(kind) ? wire_varint_size(f->origin) : 0);
+}
+
+/*
+ * n valid entries into p->cols, its arrays in one allocation (p->scratch).
+ * -EINVAL for an invalid entry, -ENOMEM.
+ */
+static int
+cols_from_c(const struct wire_flow *f, size_t n, bool origins, struct sync_pb *p)
+{
+	Maglb__Sync__Entries *e = &p->cols;
+	size_t u32 = n * sizeof(uint32_t);
+	uint8_t *m, *vip, *client, *backend, *port;
+
+	*e = (Maglb__Sync__Entries)MAGLB__SYNC__ENTRIES__INIT;
+	/* 5 arrays of uint32 (enums are ints), then the byte columns */
+	p->scratch = m = malloc(5 * u32 + n * (1 + 3 * WIRE_ADDR_MAX + 2));
+	if (m == NULL)
+		return -ENOMEM;
+	e->count = (uint32_t)n;
+	e->vip_ports = (uint32_t *)(void *)m;
+	e->protocols = (Maglb__Sync__IpProtocol *)(void *)(m + u32);
+	e->lifetimes_ms = (uint32_t *)(void *)(m + 2 * u32);
+	e->flags = (uint32_t *)(void *)(m + 3 * u32);
+	e->origins = (uint32_t *)(void *)(m + 4 * u32);
+	e->families.data = m + 5 * u32;
+	vip = e->vips.data = e->families.data + n;
+	client = e->clients.data = vip + n * WIRE_ADDR_MAX;
+	backend = e->backends.data = client + n * WIRE_ADDR_MAX;
+	port = e->client_ports.data = backend + n * WIRE_ADDR_MAX;
+	e->n_vip_ports = e->n_protocols = e->n_lifetimes_ms = e->n_flags = n;
+	e->n_origins = origins ? n : 0;
+	e->families.len = n;
+	e->client_ports.len = 2 * n;
+	for (size_t i = 0; i < n; i++) {
+		size_t a = wire_addr_len(f[i].family), b = wire_addr_len(f[i].backend_family);
+
+		if (!wire_flow_is_valid(&f[i]))
+			return -EINVAL;
+		e->families.data[i] = (uint8_t)((a == 16 ? FAMILY_V6 : 0) |
+						(b == 16 ? FAMILY_BACKEND_V6 : 0));
+		e->vip_ports[i] = f[i].vip_port;
+		e->protocols[i] = (Maglb__Sync__IpProtocol)f[i].proto;
+		e->lifetimes_ms[i] = f[i].lifetime_ms;
+		e->flags[i] = f[i].flags & WIRE_FLOW_FLAGS_ALL;
+		e->origins[i] = f[i].origin;
+		memcpy(vip + e->vips.len, f[i].vip, a);
+		memcpy(client + e->clients.len, f[i].client, a);
+		memcpy(backend + e->backends.len, f[i].backend, b);
+		e->vips.len += a;
+		e->clients.len += a;
+		e->backends.len += b;
+		port[2 * i] = (uint8_t)(f[i].client_port >> 8);
+		port[2 * i + 1] = (uint8_t)f[i].client_port;
+	}
+	return 0;
+}
+
 /*
  * Validate a whole message, without changing anything. On success stores
  * its kind and body; on failure the one reason it is dropped.
@@ -300,7 +465,7 @@ sync_check(const Maglb__Sync__Envelope *env, size_t cap,
 	   enum wire_sync_kind *kind, struct sync_body *b,
 	   enum wire_drop *why)
 {
-	if (env->version != WIRE_VERSION) {
+	if (env->version != WIRE_SYNC_VERSION) {
 		*why = WIRE_DROP_BAD_VERSION;
 		return false;
 	}
@@ -329,7 +494,7 @@ sync_check(const Maglb__Sync__Envelope *env, size_t cap,
 				return false;
 		return true;
 	}
-	return wire_flows_check(b->entries, b->count, why);
+	return cols_check(b->cols, b->count, why);
 }
 
 static void
@@ -380,8 +545,7 @@ sync_body_set(const struct wire_sync_msg *m, struct sync_pb *p)
 	case WIRE_SYNC_REFRESH:
 	case WIRE_SYNC_CLOSE:
 		p->body.batch = (Maglb__Sync__Batch)MAGLB__SYNC__BATCH__INIT;
-		p->body.batch.entries = p->flows;
-		p->body.batch.n_entries = m->count;
+		p->body.batch.entries = m->count > 0 ? &p->cols : NULL;
 		p->body.batch.stamp_us = m->stamp_us;
 		/* The three kinds share the Batch type: any member will do. */
 		env->flow_new = &p->body.batch;
@@ -405,8 +569,7 @@ sync_body_set(const struct wire_sync_msg *m, struct sync_pb *p)
 			MAGLB__SYNC__RESYNC_ENTRIES__INIT;
 		p->body.entries.epoch = m->epoch;
 		p->body.entries.requester = m->peer;
-		p->body.entries.entries = p->flows;
-		p->body.entries.n_entries = m->count;
+		p->body.entries.entries = m->count > 0 ? &p->cols : NULL;
 		env->resync_entries = &p->body.entries;
 		break;
 	case WIRE_SYNC_RESYNC_END:
@@ -449,9 +612,9 @@ sync_body_set(const struct wire_sync_msg *m, struct sync_pb *p)
 static void
 sync_pb_release(struct sync_pb *p)
 {
-	free(p->flows);
+	free(p->scratch);
 	free(p->refs);
-	p->flows = NULL;
+	p->scratch = NULL;
 	p->refs = NULL;
 }
 
@@ -464,23 +627,29 @@ sync_pb_build(const struct wire_sync_msg *m, struct sync_pb *p)
 	enum wire_drop why;
 	bool refs;
 
-	p->flows = NULL;
+	p->scratch = NULL;
 	p->refs = NULL;
 	if ((unsigned int)m->kind >= WIRE_SYNC_KIND_MAX)
 		return -EINVAL;
 	refs = m->kind == WIRE_SYNC_HEALTH;
 	if ((has_entries(m->kind) || refs) && m->count > 0) {
+		int rc;
+
 		if (m->entries == NULL)
 			return -EINVAL;
-		if (refs)
+		if (refs) {
 			p->refs = backend_refs_to_pb(m->entries, m->count);
-		else
-			p->flows = wire_flows_to_pb(m->entries, m->count);
-		if (p->flows == NULL && p->refs == NULL)
-			return -ENOMEM;
+			rc = p->refs == NULL ? -ENOMEM : 0;
+		} else {
+			rc = cols_from_c(m->entries, m->count, has_origins(m->kind), p);
+		}
+		if (rc < 0) {
+			sync_pb_release(p);
+			return rc;
+		}
 	}
 	p->env = (Maglb__Sync__Envelope)MAGLB__SYNC__ENVELOPE__INIT;
-	p->env.version = WIRE_VERSION;
+	p->env.version = WIRE_SYNC_VERSION;
 	p->env.sender = m->node_id;
 	p->env.seq = m->seq;
 	sync_body_set(m, p);
@@ -543,12 +712,11 @@ wire_sync_decode(const uint8_t *buf, size_t len, struct wire_sync_msg *m,
 	}
 
 	/* commit */
-	for (size_t i = 0; i < b.count; i++) {
-		if (kind == WIRE_SYNC_HEALTH)
+	if (kind == WIRE_SYNC_HEALTH)
+		for (size_t i = 0; i < b.count; i++)
 			backend_ref_to_c(b.refs[i], &entries[i]);
-		else
-			wire_flow_from_pb(b.entries[i], &entries[i]);
-	}
+	else if (b.count > 0)
+		cols_to_c(b.cols, b.count, entries);
 	*m = (struct wire_sync_msg){
 		.version = env->version,
 		.kind = kind,

@@ -88,7 +88,7 @@ inflight_cap(const struct repl_params *p)
 static int
 group_init(struct group *g, const char *name, const struct repl_params *p)
 {
-	size_t cap = p->max_batch_bytes / WIRE_FLOW_ENCODED_MIN + 1;
+	size_t cap = p->max_batch_bytes / WIRE_SYNC_ENTRY_MIN + 1;
 	uint32_t set = 64, ring = inflight_cap(p);
 
 	while (set < 2 * cap)
@@ -183,7 +183,7 @@ repl_create(const struct catalog *cat, const struct repl_params *p,
 	r->arg = arg;
 	r->cat = cat;
 	r->n_groups = catalog_groups(cat);
-	r->scratch_cap = RESYNC_MSG_BYTES / WIRE_FLOW_ENCODED_MIN + 1;
+	r->scratch_cap = RESYNC_MSG_BYTES / WIRE_SYNC_ENTRY_MIN + 1;
 	r->scratch = calloc(r->scratch_cap, sizeof(*r->scratch));
 	r->buf_len = (p->max_batch_bytes > RESYNC_MSG_BYTES ? p->max_batch_bytes :
 		      RESYNC_MSG_BYTES) + WIRE_SYNC_HEADER_MAX;

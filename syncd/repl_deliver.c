@@ -256,7 +256,7 @@ repl_on_deliver(struct repl *r, uint16_t gi, uint32_t sender, const void *buf, s
 	g = &r->groups[gi];
 	if (sender != r->p.self)
 		g->carried.counters[REPL_MSGS_RECEIVED]++;
-	if (len > MSG_MAX || scratch_reserve(r, len / WIRE_FLOW_ENCODED_MIN + 1) < 0 ||
+	if (len > MSG_MAX || scratch_reserve(r, len / WIRE_SYNC_ENTRY_MIN + 1) < 0 ||
 	    wire_sync_decode(buf, len, &m, r->scratch, r->scratch_cap, &r->wire) < 0) {
 		g->carried.counters[REPL_DROP_DECODE]++;
 		return;

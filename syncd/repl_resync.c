@@ -341,11 +341,11 @@ stream_step(struct repl *r, uint16_t gi, struct stream *s, uint32_t now_ms)
 			cache_to_wire(r->cache, &k, &v, now_ms, &e[n]);
 			if (!s->announce)
 				e[n].origin = v.origin;
-			if (bytes + wire_flow_encoded_size(&e[n]) > RESYNC_MSG_BYTES) {
+			if (bytes + wire_sync_entry_size(m.kind, &e[n]) > RESYNC_MSG_BYTES) {
 				cursor = before;
 				break;
 			}
-			bytes += wire_flow_encoded_size(&e[n]);
+			bytes += wire_sync_entry_size(m.kind, &e[n]);
 			n++;
 		}
 		if (n == 0) {

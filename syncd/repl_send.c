@@ -309,7 +309,7 @@ repl_batch_add(struct repl *r, uint16_t gi, int k, const struct wire_flow *f,
 {
 	struct group *g = &r->groups[gi];
 	struct batch *b = &g->out[k];
-	size_t size = wire_flow_encoded_size(f);
+	size_t size = wire_sync_entry_size(kind_wire[k], f);
 	uint64_t h = flow_hash(f);
 
 	/* a later event of a flow must not overtake an earlier one */

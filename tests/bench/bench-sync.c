@@ -222,9 +222,9 @@ batch_fill(struct wire_flow *e, size_t cap, uint32_t batch_bytes, uint64_t *s)
 
 	for (; n < cap; n++) {
 		flow_random(&e[n], s);
-		if (bytes + wire_flow_encoded_size(&e[n]) + WIRE_SYNC_HEADER_MAX > batch_bytes)
+		if (bytes + wire_sync_entry_size(WIRE_SYNC_NEW, &e[n]) + WIRE_SYNC_HEADER_MAX > batch_bytes)
 			break;
-		bytes += wire_flow_encoded_size(&e[n]);
+		bytes += wire_sync_entry_size(WIRE_SYNC_NEW, &e[n]);
 	}
 	return n;
 }
@@ -232,7 +232,7 @@ batch_fill(struct wire_flow *e, size_t cap, uint32_t batch_bytes, uint64_t *s)
 static int
 stage_cpg(const struct opts *o, struct figures *fig)
 {
-	size_t cap = o->batch_bytes / WIRE_FLOW_ENCODED_MIN + 1;
+	size_t cap = o->batch_bytes / WIRE_SYNC_ENTRY_MIN + 1;
 	struct wire_flow *in = calloc(cap, sizeof(*in));
 	struct cpg_stage st = { .out_cap = cap, .buf_len = o->batch_bytes };
 	uint64_t s = SEED;

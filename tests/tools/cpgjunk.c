@@ -9,7 +9,7 @@
  * multicasts N messages of each kind below (default 10), then leaves:
  *   - random bytes of random length (1..2048);
  *   - a NEW batch cut short at a random length;
- *   - a NEW batch of wire version 2;
+ *   - a NEW batch of a wire version no node speaks (WIRE_SYNC_VERSION + 1);
  *   - a NEW batch whose sender field names another node (a spoof);
  *   - a NEW batch for a VIP no node has (198.18.99.99:80);
  *   - a HEALTH report of a backend no node has (198.18.99.99 of
@@ -139,7 +139,8 @@ main(int argc, char **argv)
 				break;
 			case 2:
 				len = batch(buf, local_node, 0xc6120101u);
-				buf[1] = 2;     /* Envelope.version: field 1, varint 2 */
+				/* Envelope.version: field 1, a one-byte varint */
+				buf[1] = WIRE_SYNC_VERSION + 1;
 				break;
 			case 3:
 				len = batch(buf, local_node + 100, 0xc6120101u);

@@ -218,10 +218,15 @@ pbw_fixed64(struct pbw *w, unsigned int field, uint64_t v)
 		w->buf[w->len++] = (uint8_t)(v >> (8 * i));
 }
 
-/* A Flow by sync.proto's field numbers, with lengths and values to taste. */
+/*
+ * An entry by sync.proto's field numbers, with lengths and values to
+ * taste: as a version 1 Flow message, or as one row of version 2's
+ * Entries columns (families from the lengths, or family_bits if set).
+ */
 struct raw_flow {
 	size_t vip_len, client_len, backend_len;
 	uint64_t vip_port, client_port, proto, lifetime_ms, flags;
+	int family_bits;            /* > 0: Entries.families' byte, as is */
 };
 
 static const struct raw_flow raw_flow_ok = {
@@ -230,6 +235,7 @@ static const struct raw_flow raw_flow_ok = {
 	.lifetime_ms = 1000, .flags = WIRE_FLOW_ESTABLISHED,
 };
 
+/* A version 1 Flow message: how entries travelled before columns. */
 static void
 pbw_flow(struct pbw *w, unsigned int field, const struct raw_flow *f)
 {
@@ -249,7 +255,64 @@ pbw_flow(struct pbw *w, unsigned int field, const struct raw_flow *f)
 	pbw_message(w, field, &m);
 }
 
+/* A packed repeated varint field of n values. */
+static void
+pbw_packed(struct pbw *w, unsigned int field, const uint64_t *v, size_t n)
+{
+	struct pbw m = { .len = 0 };
+
+	for (size_t i = 0; i < n; i++)
+		pbw_varint(&m, v[i]);
+	pbw_bytes(w, field, m.buf, m.len);
+}
+
+enum { RAW_MAX = 8 };
+
+/* An Entries message of f[0..n) claiming count entries, as sync.proto's columns. */
+static void
+pbw_entries(struct pbw *w, unsigned int field, const struct raw_flow *f, size_t n,
+	    uint64_t count)
+{
+	static const uint8_t addr[16] = { 198, 18, 0, 1, 0, 0, 0, 0,
+					  0, 0, 0, 0, 0, 0, 0, 9 };
+	uint8_t fam[RAW_MAX], vips[RAW_MAX * 32], clients[RAW_MAX * 32];
+	uint8_t backends[RAW_MAX * 32], ports[RAW_MAX * 2];
+	uint64_t vp[RAW_MAX], pr[RAW_MAX], lt[RAW_MAX], fl[RAW_MAX];
+	size_t nv = 0, nc = 0, nb = 0;
+	struct pbw m = { .len = 0 };
+
+	ck_assert_uint_le(n, RAW_MAX);
+	for (size_t i = 0; i < n; i++) {
+		fam[i] = (uint8_t)(f[i].family_bits > 0 ? f[i].family_bits :
+				   (f[i].vip_len == 16 ? 1 : 0) | (f[i].backend_len == 16 ? 2 : 0));
+		memcpy(vips + nv, addr, f[i].vip_len);
+		memcpy(clients + nc, addr, f[i].client_len);
+		memcpy(backends + nb, addr, f[i].backend_len);
+		nv += f[i].vip_len;
+		nc += f[i].client_len;
+		nb += f[i].backend_len;
+		ports[2 * i] = (uint8_t)(f[i].client_port >> 8);
+		ports[2 * i + 1] = (uint8_t)f[i].client_port;
+		vp[i] = f[i].vip_port;
+		pr[i] = f[i].proto;
+		lt[i] = f[i].lifetime_ms;
+		fl[i] = f[i].flags;
+	}
+	pbw_uint(&m, 1, count);
+	pbw_bytes(&m, 2, fam, n);
+	pbw_bytes(&m, 3, vips, nv);
+	pbw_packed(&m, 4, vp, n);
+	pbw_packed(&m, 5, pr, n);
+	pbw_bytes(&m, 6, clients, nc);
+	pbw_bytes(&m, 7, ports, 2 * n);
+	pbw_bytes(&m, 8, backends, nb);
+	pbw_packed(&m, 9, lt, n);
+	pbw_packed(&m, 10, fl, n);
+	pbw_message(w, field, &m);
+}
+
 enum {
+	SYNC_BATCH_ENTRIES = 3,     /* Batch.entries */
 	SYNC_BODY_NEW = 4,          /* Envelope field numbers in sync.proto */
 	SYNC_BODY_RESYNC_BEGIN = 8,
 	SYNC_BODY_RESYNC_END = 10,
@@ -278,8 +341,8 @@ pbw_sync_new(struct pbw *w, const struct raw_flow *f)
 {
 	struct pbw batch = { .len = 0 };
 
-	pbw_flow(&batch, 1, f);
-	pbw_sync(w, WIRE_VERSION, 1, SYNC_BODY_NEW, &batch);
+	pbw_entries(&batch, SYNC_BATCH_ENTRIES, f, 1, 1);
+	pbw_sync(w, WIRE_SYNC_VERSION, 1, SYNC_BODY_NEW, &batch);
 }
 
 /*
@@ -417,7 +480,7 @@ sync_roundtrip(const struct wire_sync_msg *m, size_t cap)
 	ck_assert_int_eq(wire_sync_decode(buf, len, &out, dst, cap, &c), 0);
 	ck_assert_uint_eq(drops_total(&c), 0);
 
-	ck_assert_uint_eq(out.version, WIRE_VERSION);
+	ck_assert_uint_eq(out.version, WIRE_SYNC_VERSION);
 	ck_assert_int_eq(out.kind, m->kind);
 	ck_assert_uint_eq(out.node_id, m->node_id);
 	ck_assert_uint_eq(out.seq, m->seq);
@@ -431,8 +494,14 @@ sync_roundtrip(const struct wire_sync_msg *m, size_t cap)
 	node_state_assert_eq(&out.state, &m->state);
 	ck_assert_uint_eq(out.count, m->count);
 	ck_assert(out.count == 0 ? out.entries == NULL : out.entries == dst);
-	for (size_t i = 0; i < m->count; i++)
-		flow_assert_eq(&m->entries[i], &out.entries[i]);
+	for (size_t i = 0; i < m->count; i++) {
+		struct wire_flow want = m->entries[i];
+
+		/* a live batch's origin is its sender: not carried */
+		if (m->kind != WIRE_SYNC_RESYNC_ENTRIES && m->kind != WIRE_SYNC_HEALTH)
+			want.origin = 0;
+		flow_assert_eq(&want, &out.entries[i]);
+	}
 }
 
 START_TEST(test_sync_roundtrip_kind)
@@ -500,12 +569,15 @@ START_TEST(test_sync_entry_size_v4)
 {
 	struct wire_flow f;
 
-	/* syncd's batching assumes an IPv4 entry of at most 48 bytes */
+	/* an IPv4 entry: 22 bytes (port 443), at most 36 on the wire */
 	flow_v4(&f);
-	ck_assert_uint_le(wire_flow_encoded_size(&f), 48);
+	ck_assert_uint_eq(wire_sync_entry_size(WIRE_SYNC_NEW, &f), 22);
 	flow_max(&f, AF_INET, AF_INET);
-	ck_assert_uint_eq(wire_flow_encoded_size(&f), WIRE_FLOW_ENCODED_MAX_V4);
-	ck_assert_uint_le(WIRE_FLOW_ENCODED_MAX_V4, 48);
+	ck_assert_uint_eq(wire_sync_entry_size(WIRE_SYNC_RESYNC_ENTRIES, &f),
+			  WIRE_SYNC_ENTRY_MAX_V4);
+	ck_assert_uint_le(WIRE_SYNC_ENTRY_MAX_V4, 36);
+	/* the origin travels in a resync only */
+	ck_assert_uint_eq(wire_sync_entry_size(WIRE_SYNC_CLOSE, &f), WIRE_SYNC_ENTRY_MAX_V4 - 5);
 }
 END_TEST
 
@@ -514,35 +586,61 @@ START_TEST(test_sync_entry_size_bounds)
 	struct wire_flow f;
 
 	flow_max(&f, AF_INET6, AF_INET6);
-	ck_assert_uint_eq(wire_flow_encoded_size(&f), WIRE_FLOW_ENCODED_MAX);
+	ck_assert_uint_eq(wire_sync_entry_size(WIRE_SYNC_RESYNC_ENTRIES, &f),
+			  WIRE_SYNC_ENTRY_MAX);
 	/* The smallest valid entry: IPv4, no ports, no lifetime, no flags. */
 	flow_v4(&f);
 	f.vip_port = f.client_port = 0;
 	f.lifetime_ms = f.flags = 0;
-	ck_assert_uint_eq(wire_flow_encoded_size(&f), WIRE_FLOW_ENCODED_MIN);
+	ck_assert_uint_eq(wire_sync_entry_size(WIRE_SYNC_NEW, &f), WIRE_SYNC_ENTRY_MIN);
+	ck_assert_uint_eq(wire_sync_entry_size(WIRE_SYNC_HEALTH, &f), 0);
+	ck_assert_uint_eq(wire_sync_entry_size(WIRE_SYNC_DIGEST, &f), 0);
 	f.proto = IPPROTO_ICMP;
-	ck_assert_uint_eq(wire_flow_encoded_size(&f), 0);
+	ck_assert_uint_eq(wire_sync_entry_size(WIRE_SYNC_NEW, &f), 0);
 }
 END_TEST
 
 /* Header + sum of entries bounds every message, entries or not. */
 START_TEST(test_sync_batch_size_bound)
 {
+	static const enum wire_sync_kind kinds[] = { WIRE_SYNC_NEW, WIRE_SYNC_RESYNC_ENTRIES };
 	struct wire_sync_msg m;
-	size_t sum = 0, size;
 
-	sync_sample(WIRE_SYNC_RESYNC_ENTRIES, BATCH_MAX, &m);
-	m.node_id = m.peer = m.epoch = UINT32_MAX;
-	m.seq = UINT64_MAX;
-	for (size_t i = 0; i < m.count; i++)
-		sum += wire_flow_encoded_size(&m.entries[i]);
-	size = wire_sync_encoded_size(&m);
-	ck_assert_uint_ge(size, sum);
-	ck_assert_uint_le(size, sum + WIRE_SYNC_HEADER_MAX);
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		size_t sum = 0, size;
 
+		sync_sample(kinds[k], BATCH_MAX, &m);
+		m.node_id = m.peer = m.epoch = UINT32_MAX;
+		m.seq = m.stamp_us = UINT64_MAX;
+		for (size_t i = 0; i < m.count; i++) {
+			src[i].origin = UINT32_MAX;
+			sum += wire_sync_entry_size(m.kind, &m.entries[i]);
+		}
+		size = wire_sync_encoded_size(&m);
+		ck_assert_uint_ge(size, sum);
+		ck_assert_uint_le(size, sum + WIRE_SYNC_HEADER_MAX);
+	}
 	m.kind = WIRE_SYNC_RESYNC_END;
 	m.entry_count = UINT64_MAX;
 	ck_assert_uint_le(wire_sync_encoded_size(&m), WIRE_SYNC_HEADER_MAX);
+}
+END_TEST
+
+/* Each entry adds its size, but where a column's length takes a byte more. */
+START_TEST(test_sync_entry_size_exact)
+{
+	struct wire_sync_msg m;
+	size_t sum = 0, empty;
+
+	sync_sample(WIRE_SYNC_NEW, 100, &m);
+	m.count = 0;
+	empty = wire_sync_encoded_size(&m);
+	for (size_t n = 1; n <= 100; n++) {
+		m.count = n;
+		sum += wire_sync_entry_size(m.kind, &m.entries[n - 1]);
+		ck_assert_uint_ge(wire_sync_encoded_size(&m), empty + sum);
+		ck_assert_uint_le(wire_sync_encoded_size(&m), WIRE_SYNC_HEADER_MAX + sum);
+	}
 }
 END_TEST
 
@@ -634,10 +732,15 @@ START_TEST(test_sync_bad_version)
 {
 	struct pbw batch = { .len = 0 }, w;
 
-	pbw_flow(&batch, 1, &raw_flow_ok);
-	pbw_sync(&w, WIRE_VERSION + 1, 1, SYNC_BODY_NEW, &batch);
+	pbw_entries(&batch, SYNC_BATCH_ENTRIES, &raw_flow_ok, 1, 1);
+	pbw_sync(&w, WIRE_SYNC_VERSION + 1, 1, SYNC_BODY_NEW, &batch);
 	sync_expect_drop(&w, WIRE_DROP_BAD_VERSION, -EPROTONOSUPPORT);
 	pbw_sync(&w, 0, 1, SYNC_BODY_NEW, &batch);
+	sync_expect_drop(&w, WIRE_DROP_BAD_VERSION, -EPROTONOSUPPORT);
+	/* version 1, entries as Flow messages: dropped, never misread */
+	batch.len = 0;
+	pbw_flow(&batch, 1, &raw_flow_ok);
+	pbw_sync(&w, 1, 1, SYNC_BODY_NEW, &batch);
 	sync_expect_drop(&w, WIRE_DROP_BAD_VERSION, -EPROTONOSUPPORT);
 }
 END_TEST
@@ -647,9 +750,9 @@ START_TEST(test_sync_unknown_kind)
 	struct pbw body = { .len = 0 }, w;
 
 	pbw_uint(&body, 1, 42);
-	pbw_sync(&w, WIRE_VERSION, 1, SYNC_BODY_UNKNOWN, &body);
+	pbw_sync(&w, WIRE_SYNC_VERSION, 1, SYNC_BODY_UNKNOWN, &body);
 	sync_expect_drop(&w, WIRE_DROP_UNKNOWN_KIND, -EBADMSG);
-	pbw_sync(&w, WIRE_VERSION, 1, 0, NULL);
+	pbw_sync(&w, WIRE_SYNC_VERSION, 1, 0, NULL);
 	sync_expect_drop(&w, WIRE_DROP_UNKNOWN_KIND, -EBADMSG);
 }
 END_TEST
@@ -658,12 +761,12 @@ START_TEST(test_sync_bad_sender)
 {
 	struct pbw batch = { .len = 0 }, body = { .len = 0 }, w;
 
-	pbw_flow(&batch, 1, &raw_flow_ok);
-	pbw_sync(&w, WIRE_VERSION, 0, SYNC_BODY_NEW, &batch);
+	pbw_entries(&batch, SYNC_BATCH_ENTRIES, &raw_flow_ok, 1, 1);
+	pbw_sync(&w, WIRE_SYNC_VERSION, 0, SYNC_BODY_NEW, &batch);
 	sync_expect_drop(&w, WIRE_DROP_BAD_SENDER, -EBADMSG);
 	/* a resync BEGIN serving requester 0 */
 	pbw_uint(&body, 1, 5);
-	pbw_sync(&w, WIRE_VERSION, 1, SYNC_BODY_RESYNC_BEGIN, &body);
+	pbw_sync(&w, WIRE_SYNC_VERSION, 1, SYNC_BODY_RESYNC_BEGIN, &body);
 	sync_expect_drop(&w, WIRE_DROP_BAD_SENDER, -EBADMSG);
 }
 END_TEST
@@ -674,7 +777,7 @@ START_TEST(test_sync_bad_epoch)
 
 	pbw_uint(&body, 2, 3);      /* requester 3, epoch left at 0 */
 	pbw_uint(&body, 3, 10);
-	pbw_sync(&w, WIRE_VERSION, 1, SYNC_BODY_RESYNC_END, &body);
+	pbw_sync(&w, WIRE_SYNC_VERSION, 1, SYNC_BODY_RESYNC_END, &body);
 	sync_expect_drop(&w, WIRE_DROP_BAD_EPOCH, -EBADMSG);
 }
 END_TEST
@@ -685,11 +788,11 @@ START_TEST(test_sync_bad_digest)
 	struct pbw body = { .len = 0 }, w;
 
 	pbw_uint(&body, 2, 3);      /* requester 3, round left at 0 */
-	pbw_sync(&w, WIRE_VERSION, 1, SYNC_BODY_DIGEST, &body);
+	pbw_sync(&w, WIRE_SYNC_VERSION, 1, SYNC_BODY_DIGEST, &body);
 	sync_expect_drop(&w, WIRE_DROP_BAD_EPOCH, -EBADMSG);
 	body.len = 0;
 	pbw_uint(&body, 1, 5);      /* round 5, requester left at 0 */
-	pbw_sync(&w, WIRE_VERSION, 1, SYNC_BODY_DIGEST, &body);
+	pbw_sync(&w, WIRE_SYNC_VERSION, 1, SYNC_BODY_DIGEST, &body);
 	sync_expect_drop(&w, WIRE_DROP_BAD_SENDER, -EBADMSG);
 }
 END_TEST
@@ -718,6 +821,14 @@ START_TEST(test_sync_bad_address)
 	f.vip_len = f.client_len = 0;
 	pbw_sync_new(&w, &f);
 	sync_expect_drop(&w, WIRE_DROP_BAD_ADDRESS, -EBADMSG);
+	f = raw_flow_ok;
+	f.family_bits = 4;          /* a family bit no version has */
+	pbw_sync_new(&w, &f);
+	sync_expect_drop(&w, WIRE_DROP_BAD_ADDRESS, -EBADMSG);
+	f = raw_flow_ok;
+	f.family_bits = 1;          /* says IPv6, carries IPv4 */
+	pbw_sync_new(&w, &f);
+	sync_expect_drop(&w, WIRE_DROP_BAD_ADDRESS, -EBADMSG);
 }
 END_TEST
 
@@ -740,20 +851,38 @@ START_TEST(test_sync_bad_port)
 	struct raw_flow f = raw_flow_ok;
 	struct pbw w;
 
-	f.client_port = 65536;
+	f.vip_port = 65536;         /* a client port is two bytes: always in range */
 	pbw_sync_new(&w, &f);
 	sync_expect_drop(&w, WIRE_DROP_BAD_PORT, -EBADMSG);
+}
+END_TEST
+
+/* A column shorter or longer than the count: the message is cut or forged. */
+START_TEST(test_sync_bad_columns)
+{
+	struct raw_flow f[2] = { raw_flow_ok, raw_flow_ok };
+	struct pbw batch = { .len = 0 }, w;
+
+	pbw_entries(&batch, SYNC_BATCH_ENTRIES, f, 2, 3);
+	pbw_sync(&w, WIRE_SYNC_VERSION, 1, SYNC_BODY_NEW, &batch);
+	sync_expect_drop(&w, WIRE_DROP_TRUNCATED, -EBADMSG);
+	batch.len = 0;
+	pbw_entries(&batch, SYNC_BATCH_ENTRIES, f, 2, 1);
+	pbw_sync(&w, WIRE_SYNC_VERSION, 1, SYNC_BODY_NEW, &batch);
+	sync_expect_drop(&w, WIRE_DROP_TRUNCATED, -EBADMSG);
 }
 END_TEST
 
 /* One entry past cap: dropped whole, the caller's buffer untouched. */
 START_TEST(test_sync_too_many_entries)
 {
+	struct raw_flow f[5];
 	struct pbw batch = { .len = 0 }, w;
 
 	for (int i = 0; i < 5; i++)
-		pbw_flow(&batch, 1, &raw_flow_ok);
-	pbw_sync(&w, WIRE_VERSION, 1, SYNC_BODY_NEW, &batch);
+		f[i] = raw_flow_ok;
+	pbw_entries(&batch, SYNC_BATCH_ENTRIES, f, 5, 5);
+	pbw_sync(&w, WIRE_SYNC_VERSION, 1, SYNC_BODY_NEW, &batch);
 	sync_expect_drop(&w, WIRE_DROP_TOO_MANY_ENTRIES, -EMSGSIZE);
 }
 END_TEST
@@ -768,9 +897,9 @@ START_TEST(test_sync_unknown_flags_and_fields)
 	struct wire_flow out;
 
 	f.flags = 0xffffffff;
-	pbw_flow(&batch, 1, &f);
+	pbw_entries(&batch, SYNC_BATCH_ENTRIES, &f, 1, 1);
 	pbw_uint(&batch, 9, 1);     /* unknown Batch field */
-	pbw_sync(&w, WIRE_VERSION, 1, SYNC_BODY_NEW, &batch);
+	pbw_sync(&w, WIRE_SYNC_VERSION, 1, SYNC_BODY_NEW, &batch);
 	pbw_uint(&w, 20, 77);       /* unknown Envelope field */
 	ck_assert_int_eq(wire_sync_decode(w.buf, w.len, &m, &out, 1, &c), 0);
 	ck_assert_uint_eq(out.flags, WIRE_FLOW_FLAGS_ALL);
@@ -900,7 +1029,7 @@ pbw_health(struct pbw *w, const struct raw_ref *r, int n)
 	for (int i = 0; i < n; i++)
 		pbw_ref(&body, r);
 	pbw_uint(&body, 2, 9);
-	pbw_sync(w, WIRE_VERSION, 1, SYNC_BODY_HEALTH, &body);
+	pbw_sync(w, WIRE_SYNC_VERSION, 1, SYNC_BODY_HEALTH, &body);
 }
 
 START_TEST(test_sync_health_raw)
@@ -981,7 +1110,7 @@ pbw_node_state(struct pbw *w, uint64_t role, uint64_t mode)
 	pbw_uint(&body, 7, 1764547200000001ull);
 	pbw_uint(&body, 8, mode);
 	pbw_uint(&body, 9, 1);
-	pbw_sync(w, WIRE_VERSION, 1, SYNC_BODY_NODE_STATE, &body);
+	pbw_sync(w, WIRE_SYNC_VERSION, 1, SYNC_BODY_NODE_STATE, &body);
 }
 
 START_TEST(test_sync_node_state_raw)
@@ -1023,7 +1152,7 @@ START_TEST(test_sync_node_state_bad_enum)
 	}
 	pbw_uint(&body, 6, 1);
 	pbw_uint(&body, 8, 1);
-	pbw_sync(&w, WIRE_VERSION, 0, SYNC_BODY_NODE_STATE, &body);
+	pbw_sync(&w, WIRE_SYNC_VERSION, 0, SYNC_BODY_NODE_STATE, &body);
 	sync_expect_drop(&w, WIRE_DROP_BAD_SENDER, -EBADMSG);
 }
 END_TEST
@@ -1039,7 +1168,7 @@ START_TEST(test_sync_digest_maglev_raw)
 	pbw_uint(&body, 2, 3);
 	pbw_fixed64(&body, 4, 0x1111111111111111ull);
 	pbw_fixed64(&body, 5, 0x8000000000000001ull);
-	pbw_sync(&w, WIRE_VERSION, 1, SYNC_BODY_DIGEST, &body);
+	pbw_sync(&w, WIRE_SYNC_VERSION, 1, SYNC_BODY_DIGEST, &body);
 	ck_assert_int_eq(wire_sync_decode(w.buf, w.len, &m, NULL, 0, &c), 0);
 	ck_assert_uint_eq(m.digest, 0x1111111111111111ull);
 	ck_assert_uint_eq(m.maglev_digest, 0x8000000000000001ull);
@@ -2714,6 +2843,7 @@ wire_suite(void)
 	add_case(s, "sync_entry_size_v4", test_sync_entry_size_v4);
 	add_case(s, "sync_entry_size_bounds", test_sync_entry_size_bounds);
 	add_case(s, "sync_batch_size_bound", test_sync_batch_size_bound);
+	add_case(s, "sync_entry_size_exact", test_sync_entry_size_exact);
 	add_case(s, "sync_enospc", test_sync_enospc);
 	add_case(s, "sync_encode_invalid", test_sync_encode_invalid);
 	add_case(s, "sync_raw_valid", test_sync_raw_valid);
@@ -2726,6 +2856,7 @@ wire_suite(void)
 	add_case(s, "sync_bad_protocol", test_sync_bad_protocol);
 	add_case(s, "sync_bad_port", test_sync_bad_port);
 	add_case(s, "sync_too_many_entries", test_sync_too_many_entries);
+	add_case(s, "sync_bad_columns", test_sync_bad_columns);
 	add_case(s, "sync_unknown_flags_and_fields",
 		 test_sync_unknown_flags_and_fields);
 	add_case(s, "sync_truncated", test_sync_truncated);
