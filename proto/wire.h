@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 enum {
-	WIRE_VERSION = 1,           /* of control.proto */
+	WIRE_VERSION = 2,           /* of control.proto */
 	WIRE_SYNC_VERSION = 2,      /* of sync.proto */
 	WIRE_ADDR_MAX = 16,         /* bytes of an address: IPv4 uses the first 4 */
 	WIRE_MAC_LEN = 6,           /* bytes of a MAC address */
@@ -77,10 +77,10 @@ struct wire_flow {
 };
 
 /*
- * Sizes in bytes of entries in an encoded control message (a Flow message
- * each: the local IPC; sync messages are below), for packing batches
- * bounded in bytes. An entry adds exactly wire_flow_encoded_size() bytes to a
- * batch: a typical IPv4 one 35 (IPv6: 71), at most WIRE_FLOW_ENCODED_MAX_V4
+ * Sizes in bytes of entries as Flow messages (a control dump page or
+ * lookup), for packing pages bounded in bytes; an export or import batch
+ * (columns, as sync's below) takes no more. An entry adds exactly
+ * wire_flow_encoded_size() bytes to a page: a typical IPv4 one 35 (IPv6: 71), at most WIRE_FLOW_ENCODED_MAX_V4
  * for an IPv4 entry with an IPv4 backend and WIRE_FLOW_ENCODED_MAX for any
  * (IPv6, every field at its largest). A message of len bytes holds at most
  * len / WIRE_FLOW_ENCODED_MIN valid entries: size decode buffers with that.

@@ -193,6 +193,7 @@ struct ctl_pb {
 	} body;
 	Maglb__Sync__Flow flow;     /* lookups */
 	void **arrays[2];           /* allocated */
+	Maglb__Sync__Entries cols;  /* export and import: arrays[0] holds its arrays */
 };
 
 /* Point a protobuf-c string at a C array that must hold its NUL. */
@@ -973,22 +974,31 @@ static bool
 flows_check(const void *body, enum wire_drop *why)
 {
 	const Maglb__Control__FlowBatch *b = body;
+	size_t n = b->entries != NULL ? b->entries->count : 0;
 
 	if (!enum_pb_ok(b->event, WIRE_FLOW_EVENT_MAX))
 		return fail(why, WIRE_DROP_BAD_ENUM);
-	return wire_flows_check(b->entries, b->n_entries, why);
+	return wire_cols_check(b->entries, n, why);
 }
 
 static int
 flows_to_c(const void *body, struct wire_ctl_msg *m)
 {
 	const Maglb__Control__FlowBatch *b = body;
+	size_t n = b->entries != NULL ? b->entries->count : 0;
 
 	m->flows.event = (enum wire_flow_event)(b->event - 1);
-	m->flows.count = b->n_entries;
+	m->flows.count = n;
 	m->flows.dropped = b->dropped;
 	m->flows.peer = b->peer;
-	return wire_flows_from_pb(b->entries, b->n_entries, &m->flows.entries);
+	m->flows.entries = NULL;
+	if (n == 0)
+		return 0;
+	m->flows.entries = malloc(n * sizeof(*m->flows.entries));
+	if (m->flows.entries == NULL)
+		return -ENOMEM;
+	wire_cols_to_c(b->entries, n, m->flows.entries);
+	return 0;
 }
 
 static int
@@ -999,10 +1009,15 @@ flows_batch_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 	*b = (Maglb__Control__FlowBatch)MAGLB__CONTROL__FLOW_BATCH__INIT;
 	b->event = (Maglb__Control__FlowEvent)
 		enum_to_pb(m->flows.event, WIRE_FLOW_EVENT_MAX);
-	b->n_entries = m->flows.count;
 	b->dropped = m->flows.dropped;
 	b->peer = m->flows.peer;
-	return flows_to_pb(m->flows.entries, m->flows.count, p, &b->entries);
+	if (m->flows.count == 0)
+		return 0;
+	if (m->flows.entries == NULL)
+		return -EINVAL;
+	b->entries = &p->cols;
+	return wire_cols_from_c(m->flows.entries, m->flows.count, false, &p->cols,
+				(void **)&p->arrays[0]);
 }
 
 /* ------------------------------------------------------------ error */

@@ -79,6 +79,20 @@ int wire_flows_from_pb(Maglb__Sync__Flow *const *pbs, size_t n,
 		       struct wire_flow **out);
 
 /*
+ * Entries as sync.proto's columns (Entries), for sync batches and the
+ * IPC's export and import batches. wire_cols_check(): every column holds
+ * count values (flags and origins: none or count), every value in range;
+ * on failure the one reason. wire_cols_to_c(): checked columns into
+ * f[0..count). wire_cols_from_c(): n entries into e, with origins or not,
+ * its arrays in one allocation (*scratch, the caller frees it, also on
+ * failure): -EINVAL for an invalid entry, -ENOMEM.
+ */
+bool wire_cols_check(const Maglb__Sync__Entries *e, size_t count, enum wire_drop *why);
+void wire_cols_to_c(const Maglb__Sync__Entries *e, size_t count, struct wire_flow *f);
+int wire_cols_from_c(const struct wire_flow *f, size_t n, bool origins, Maglb__Sync__Entries *e,
+		     void **scratch);
+
+/*
  * Pack msg into buf as the public encoders promise: 0 and *out_len, or
  * -ENOSPC with the size needed in *out_len.
  */

@@ -977,8 +977,8 @@ raw_expect_error(qb_ipcc_connection_t *qb, int32_t id, int32_t size_delta,
 START_TEST(test_garbage)
 {
 	static const uint8_t garbage[] = { 0xff, 0xff, 0xff, 0xff, 0x07, 0x13 };
-	/* version 1, then an empty body in field 99, which no kind uses */
-	static const uint8_t unknown_kind[] = { 0x08, 0x01, 0x9a, 0x06, 0x00 };
+	/* this version, then an empty body in field 99, which no kind uses */
+	static const uint8_t unknown_kind[] = { 0x08, WIRE_VERSION, 0x9a, 0x06, 0x00 };
 	struct wire_ctl_msg m = { .kind = WIRE_CTL_STATUS_REQUEST }, reply;
 	qb_ipcc_connection_t *qb = qb_ipcc_connect(fake.service, IPC_MSG_MAX);
 	struct fake_snapshot snap;
@@ -987,10 +987,10 @@ START_TEST(test_garbage)
 
 	ck_assert_ptr_nonnull(qb);
 	raw_expect_error(qb, IPC_MSG_ID, 0, garbage, sizeof(garbage), EBADMSG);
-	/* a valid request with version 2 */
+	/* a valid request of the next version */
 	ck_assert_int_eq(wire_ctl_encode(&m, bytes, sizeof(bytes), &len), 0);
 	ck_assert_uint_eq(bytes[0], 0x08);
-	bytes[1] = 0x02;
+	bytes[1] = WIRE_VERSION + 1;
 	raw_expect_error(qb, IPC_MSG_ID, 0, bytes, len, EPROTONOSUPPORT);
 	raw_expect_error(qb, IPC_MSG_ID, 0, unknown_kind, sizeof(unknown_kind),
 			 EBADMSG);

@@ -2020,6 +2020,7 @@ enum {
 	CTL_BODY_BACKEND_SET = 16,
 	CTL_BODY_FLOW_LOOKUP_REQUEST = 20,
 	CTL_BODY_EXPORT_BATCH = 25,
+	CTL_FLOW_BATCH_ENTRIES = 5,     /* FlowBatch.entries */
 	CTL_BODY_STATUS_RESPONSE = 11,
 	CTL_BODY_OWNERSHIP_SET = 19,
 	CTL_BODY_SYNC_VERIFY_RESULT = 29,
@@ -2060,7 +2061,9 @@ START_TEST(test_ctl_bad_version)
 {
 	struct pbw body = { .len = 0 }, w;
 
-	pbw_ctl(&w, 2, CTL_BODY_COUNTERS_REQUEST, &body);
+	pbw_ctl(&w, WIRE_VERSION + 1, CTL_BODY_COUNTERS_REQUEST, &body);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_VERSION);
+	pbw_ctl(&w, 1, CTL_BODY_COUNTERS_REQUEST, &body);     /* entries as Flows */
 	ctl_expect_drop(&w, WIRE_DROP_BAD_VERSION);
 }
 END_TEST
@@ -2116,13 +2119,20 @@ START_TEST(test_ctl_bad_flows)
 	pbw_ctl(&w, WIRE_VERSION, CTL_BODY_FLOW_LOOKUP_REQUEST, &body);
 	ctl_expect_drop(&w, WIRE_DROP_BAD_ADDRESS);
 	body.len = 0;
-	f = raw_flow_ok;
-	f.proto = IPPROTO_ICMP;
-	pbw_uint(&body, 1, 1);      /* event NEW */
-	pbw_flow(&body, 2, &raw_flow_ok);
-	pbw_flow(&body, 2, &f);
-	pbw_ctl(&w, WIRE_VERSION, CTL_BODY_EXPORT_BATCH, &body);
-	ctl_expect_drop(&w, WIRE_DROP_BAD_PROTOCOL);
+	{
+		struct raw_flow two[2] = { raw_flow_ok, raw_flow_ok };
+
+		two[1].proto = IPPROTO_ICMP;
+		pbw_uint(&body, 1, 1);      /* event NEW */
+		pbw_entries(&body, CTL_FLOW_BATCH_ENTRIES, two, 2, 2);
+		pbw_ctl(&w, WIRE_VERSION, CTL_BODY_EXPORT_BATCH, &body);
+		ctl_expect_drop(&w, WIRE_DROP_BAD_PROTOCOL);
+		body.len = 0;
+		pbw_uint(&body, 1, 1);
+		pbw_entries(&body, CTL_FLOW_BATCH_ENTRIES, two, 1, 2);   /* columns short */
+		pbw_ctl(&w, WIRE_VERSION, CTL_BODY_EXPORT_BATCH, &body);
+		ctl_expect_drop(&w, WIRE_DROP_TRUNCATED);
+	}
 }
 END_TEST
 
@@ -2535,7 +2545,7 @@ ctl_expect_envelope_drops(const struct pbw *w)
 {
 	struct pbw body = { .len = 0 }, other = *w;
 
-	other.buf[1] = 2;                               /* Envelope.version */
+	other.buf[1] = WIRE_VERSION + 1;                /* Envelope.version */
 	ctl_expect_drop(&other, WIRE_DROP_BAD_VERSION);
 	memcpy(body.buf, w->buf, w->len);
 	body.len = w->len;
