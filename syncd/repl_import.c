@@ -86,7 +86,9 @@ import_walk(struct repl *r, uint32_t now_ms)
 	struct cache_value v;
 	struct wire_flow f;
 
-	while (r->dp_walking && r->i_entries < r->p.import_queue_entries) {
+	/* a bounded share a call: the import queue may hold a million */
+	for (unsigned n = 0; r->dp_walking && r->i_entries < r->p.import_queue_entries &&
+	     n < IMPORT_WALK_PER_CALL; n++) {
 		if (!cache_next(r->cache, &r->dp_cursor, now_ms, &k, &v)) {
 			r->dp_walking = false;
 			r->dp_last_token = r->i_tail != NULL ? r->i_tail->token : 0;

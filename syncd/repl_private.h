@@ -28,6 +28,7 @@ enum {
 	REPL_LOG_LINE_MAX = 256,
 	LOOKUP_BATCH = 32,              /* entries whose cache lookups overlap */
 	QUEUE_SENDS_PER_CALL = 32,      /* backlog sent a call (a tick), at most */
+	IMPORT_WALK_PER_CALL = 16384,   /* cache entries a dataplane walk takes a tick */
 };
 
 /*

@@ -11,7 +11,12 @@
 #include "syncd/cache.h"
 
 enum {
-	STREAM_MSGS_PER_TICK = 64,
+	/*
+	 * A donor's messages a tick: each is up to RESYNC_MSG_BYTES of
+	 * entries (about 3000) walked, encoded and sent, a few ms of the loop
+	 * for 8; 64 held it over 100 ms, past a dataplane ping's deadline.
+	 */
+	STREAM_MSGS_PER_TICK = 8,
 	RESYNC_REFUSED_LOG_MS = 60000,  /* a refused resync event: logged once a minute */
 	RESYNC_WHY_MAX = 128,
 };
