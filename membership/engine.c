@@ -170,6 +170,7 @@ struct membership {
 	/* the dataplane's liveness */
 	enum membership_liveness live;
 	uint32_t ping_sent_ms;
+	uint32_t answered_ms;           /* the ping waits since: its deadline's start */
 	uint64_t maglev_digest;
 
 	/* VIP ownership */
@@ -1207,9 +1208,16 @@ ping_send(struct membership *e, uint32_t now)
 {
 	if (e->ops.ping(e->arg) < 0)
 		return;         /* the next tick tries again */
-	e->ping_sent_ms = now;
+	e->ping_sent_ms = e->answered_ms = now;
 	live_move(e, e->live == MEMBERSHIP_DP_PROBING ? MEMBERSHIP_DP_PROBE_SENT :
 		  MEMBERSHIP_DP_PING_SENT);
+}
+
+void
+membership_dataplane_answered(struct membership *e, uint32_t now)
+{
+	if (e->live == MEMBERSHIP_DP_PING_SENT)
+		e->answered_ms = now;
 }
 
 void
@@ -1247,7 +1255,7 @@ static void
 live_tick(struct membership *e, uint32_t now, bool stalled)
 {
 	if (e->live == MEMBERSHIP_DP_PING_SENT) {
-		if (stalled || !elapsed(now, e->ping_sent_ms, MEMBERSHIP_PING_DEAD_MS))
+		if (stalled || !elapsed(now, e->answered_ms, MEMBERSHIP_PING_DEAD_MS))
 			return;
 		e->counters[CLUSTER_DP_TIMEOUTS]++;
 		live_move(e, MEMBERSHIP_DP_DEAD);

@@ -23,7 +23,9 @@
  *
  *  - liveness of the dataplane: DOWN without an IPC link, then pings every
  *    MEMBERSHIP_PING_MS, one at a time; a ping unanswered for
- *    MEMBERSHIP_PING_DEAD_MS makes it DEAD (not on a tick that comes
+ *    MEMBERSHIP_PING_DEAD_MS, the dataplane answering nothing else
+ *    meanwhile (membership_dataplane_answered(): a ping waits in order
+ *    behind imports), makes it DEAD (not on a tick that comes
  *    MEMBERSHIP_STALL_MS late: the answer may be waiting, unread).
  *
  * Each machine moves through one function that checks a table of allowed
@@ -297,6 +299,12 @@ void membership_ownership_done(struct membership *e, int rc, const char *why,
 void membership_backend_done(struct membership *e, int rc, const char *why, uint32_t now);
 /* The ping's answer: ok with the dataplane's Maglev digest, or failed. */
 void membership_pong(struct membership *e, bool ok, uint64_t maglev_digest, uint32_t now);
+/*
+ * The dataplane answered something else (an import's acknowledgement): it
+ * is alive, and a ping sent since waits behind that work, not for a hung
+ * process. The ping's deadline runs from the last such answer.
+ */
+void membership_dataplane_answered(struct membership *e, uint32_t now);
 
 /*
  * Probe target id changed state (logged; the report is due). Call

@@ -49,6 +49,7 @@ struct syncd_cluster {
 	const struct config *cfg;
 	struct repl *repl;
 	struct ipc_async *dp;
+	uint64_t dp_answers;            /* its responses counted at the last tick */
 	struct syncd_cpg *cpg;
 	struct cluster_msg *msgs;       /* what the group delivers, checked */
 	struct syncd_quorum *quorum;
@@ -344,12 +345,19 @@ on_tick(int32_t fd, int32_t revents, void *arg)
 {
 	struct syncd_cluster *c = arg;
 	uint32_t now = daemon_mono_ms();
+	uint64_t answers;
+
 	(void)revents;
 	if (!daemon_timer_fired(fd))
 		return 0;
 	syncd_quorum_poll(c->quorum, now);
 	/* read at each connect to corosync: a restarted one may have a device */
 	membership_set_quorum_device(c->engine, syncd_quorum_device_timeout_ms(c->quorum));
+	answers = ipc_async_counters(c->dp)->counts[IPC_ASYNC_RESPONSES];
+	if (answers != c->dp_answers) {
+		c->dp_answers = answers;
+		membership_dataplane_answered(c->engine, now);
+	}
 	membership_tick(c->engine, now);
 	return 0;
 }

@@ -602,6 +602,38 @@ START_TEST(test_ping_dead)
 }
 END_TEST
 
+/*
+ * A ping waiting behind imports: every other answer shows the dataplane
+ * alive, and the deadline runs from the last of them; once nothing
+ * answers, DEAD PING_DEAD_MS after the last answer.
+ */
+START_TEST(test_ping_behind_imports)
+{
+	uint32_t last;
+
+	pair_up(1, false);
+	nodes[0].ping_answer = ANSWER_NEVER;
+	run_for(MEMBERSHIP_PING_MS);
+	ck_assert_int_eq(summary(0).liveness, MEMBERSHIP_DP_PING_SENT);
+	for (int i = 0; i < 5; i++) {
+		run_for(MEMBERSHIP_PING_DEAD_MS / 2);
+		membership_dataplane_answered(nodes[0].e, now);
+	}
+	ck_assert_uint_eq(counter(0, CLUSTER_DP_TIMEOUTS), 0);
+	ck_assert(active(0));
+	last = now;
+	run_for(MEMBERSHIP_PING_DEAD_MS - 2 * MEMBERSHIP_TICK_MS);
+	ck_assert_uint_eq(counter(0, CLUSTER_DP_TIMEOUTS), 0);
+	run_for(3 * MEMBERSHIP_TICK_MS);
+	ck_assert_uint_eq(counter(0, CLUSTER_DP_TIMEOUTS), 1);
+	ck_assert(now - last <= MEMBERSHIP_PING_DEAD_MS + 2 * MEMBERSHIP_TICK_MS);
+	ck_assert(!active(0));
+	/* an answer while no ping waits changes nothing */
+	membership_dataplane_answered(nodes[0].e, now);
+	ck_assert_int_eq(summary(0).liveness, MEMBERSHIP_DP_DEAD);
+}
+END_TEST
+
 /* A tick after syncd stalled does not judge the ping; the next one does. */
 START_TEST(test_ping_stall)
 {
@@ -1014,6 +1046,7 @@ cluster_suite(void)
 	tcase_add_test(tc, test_lease_lapse_refused);
 	tcase_add_test(tc, test_ping_dead);
 	tcase_add_test(tc, test_ping_stall);
+	tcase_add_test(tc, test_ping_behind_imports);
 	tcase_add_test(tc, test_preempt_after_resync);
 	tcase_add_test(tc, test_no_preempt_keeps_role);
 	tcase_add_test(tc, test_quorum_loss);
