@@ -89,16 +89,20 @@ run_in() {
 
 # await_cond TIMEOUT_S CMD...: poll CMD every 50 ms until it succeeds;
 # returns 1 (and says so) if TIMEOUT_S seconds pass first.
-await_cond() {
-	local timeout=$1 deadline
-	shift
+await_cond() { await_cond_every 0.05 "$@"; }
+
+# await_cond_every INTERVAL_S TIMEOUT_S CMD...: the same, polling every
+# INTERVAL_S (where each poll costs what is measured).
+await_cond_every() {
+	local every=$1 timeout=$2 deadline
+	shift 2
 	deadline=$((SECONDS + timeout))
 	until "$@"; do
 		if ((SECONDS >= deadline)); then
 			log "await_cond: timed out after ${timeout}s: $*"
 			return 1
 		fi
-		sleep 0.05
+		sleep "$every"
 	done
 }
 
