@@ -14,7 +14,7 @@ enum {
 	/*
 	 * A donor's messages a tick: each is up to RESYNC_MSG_BYTES of
 	 * entries (about 3000) walked, encoded and sent, a few ms of the loop
-	 * for 8; 64 held it over 100 ms, past a dataplane ping's deadline.
+	 * for 8; many more would hold it past a dataplane ping's deadline.
 	 */
 	STREAM_MSGS_PER_TICK = 8,
 	RESYNC_REFUSED_LOG_MS = 60000,  /* a refused resync event: logged once a minute */

@@ -202,8 +202,9 @@ repl_send_or_queue(struct repl *r, uint16_t gi, const uint8_t *buf, size_t len, 
 /*
  * Send what waits for CPG, oldest first, until it is busy again or
  * QUEUE_SENDS_PER_CALL went: each send is a round trip to corosync, and a
- * full backlog drained in one call kept the loop from everything else for
- * seconds. The tick calls again within a millisecond while any is left.
+ * full backlog drained in one call would keep the loop from everything
+ * else for seconds. The tick calls again within a millisecond while any
+ * is left.
  */
 void
 repl_queue_retry(struct repl *r, uint16_t gi)

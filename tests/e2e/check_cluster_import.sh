@@ -33,9 +33,9 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/e2e/cluster.sh
 # The dataplanes' control threads (lcore 0, which imports and answers the
-# pings) may run on either core: pinned to core 0, each waited behind the
-# real-time corosyncs there while core 1 idled, and answered nothing for
-# over 120 ms in a run of four. Workers stay on core 1.
+# pings) may run on either core: pinned to core 0, each would wait behind
+# the real-time corosyncs there while core 1 idles, and can answer nothing
+# for over 120 ms. Workers stay on core 1.
 DP_CORES=${DP_CORES:---lcores 0@(0,1),1@1}
 
 P=${MAGLB_E2E_PREFIX:-e2eci-}
@@ -75,7 +75,7 @@ import_until() {
 	local name=$1 t0=$2 total=$3 t1 got ms
 	# Five times a second: each maglbctl is an IPC connection that the
 	# dataplane's one control thread sets up and tears down, and polled
-	# at await_cond's 20 a second it competed with the imports measured.
+	# at await_cond's 20 a second it would compete with the imports measured.
 	await_cond_every 0.2 "$TIMEOUT_S" at_least flows_synced 2 "$total"
 	t1=$(now_ms)
 	got=$(flows_synced 2)
