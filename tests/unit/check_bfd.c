@@ -228,8 +228,8 @@ next_sent(uint32_t i)
 	return last_sent(i);
 }
 
-/* bring_up: session 0 goes Up at the given time, on the router's Init
- * (its answer to our Down). */
+/* bring_up: the router's Init (its answer to our Down) brings session 0
+ * Up; the packet is fed with the test clock at the last argument. */
 static void
 bring_up(bool auth, bool serving, uint64_t now)
 {
@@ -500,7 +500,8 @@ START_TEST(test_slow_start_then_poll)
 	ck_assert_uint_eq(pkt.state, BFD_STATE_UP);
 	ck_assert_uint_eq(pkt.flags, BFD_FLAG_POLL);
 	ck_assert_uint_eq(pkt.desired_min_tx_us, INTERVAL);
-	ck_assert_uint_eq(status(0).tx_interval_us, INTERVAL);  /* shorter: at once */
+	/* a shorter interval needs no Poll sequence (RFC 5880 6.8.3) */
+	ck_assert_uint_eq(status(0).tx_interval_us, INTERVAL);
 	feed(&fin, NULL, 11 * MS);
 	ck_assert(!status(0).poll_active);
 	next = bfd_next_deadline(ep.b);
