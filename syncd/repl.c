@@ -160,14 +160,14 @@ void
 repl_lookup_batch(const struct repl *r, struct lookup_batch *b, const struct wire_flow *f,
 		  size_t n, uint32_t origin, bool keep_origin, uint32_t now_ms)
 {
-	b->n = n;
-	for (size_t i = 0; i < n; i++) {
+	b->n = n < LOOKUP_BATCH ? n : LOOKUP_BATCH;
+	for (size_t i = 0; i < b->n; i++) {
 		uint32_t o = keep_origin && f[i].origin != 0 ? f[i].origin : origin;
 
 		b->rc[i] = cache_from_wire(r->cache, &f[i], o, now_ms, &b->key[i], &b->v[i]);
 		b->hash[i] = b->rc[i] == 0 ? cache_hash(r->cache, &b->key[i]) : 0;
 	}
-	cache_prefetch(r->cache, b->hash, n);
+	cache_prefetch(r->cache, b->hash, b->n);
 }
 
 struct repl *

@@ -141,13 +141,12 @@ repl_apply_entries(struct repl *r, uint16_t gi, uint32_t sender, int k,
 {
 	bool own = sender == r->p.self;
 	bool resync = m->kind == WIRE_SYNC_RESYNC_ENTRIES;
+	struct lookup_batch b;
 
-	for (size_t base = 0; base < m->count; base += LOOKUP_BATCH) {
+	for (size_t base = 0; base < m->count; base += b.n) {
 		const struct wire_flow *f = &m->entries[base];
-		struct lookup_batch b;
 
-		repl_lookup_batch(r, &b, f, MIN(m->count - base, (size_t)LOOKUP_BATCH), sender,
-				  resync, now_ms);
+		repl_lookup_batch(r, &b, f, m->count - base, sender, resync, now_ms);
 		for (size_t i = 0; i < b.n; i++)
 			apply_entry(r, gi, own, k, &b, i, &f[i], m->stamp_us, now_ms);
 	}

@@ -10,16 +10,16 @@ repl_on_export(struct repl *r, const struct wire_ctl_flows *fl, uint32_t now_ms,
 {
 	int k = fl->event == WIRE_FLOW_EVENT_CLOSE ? KIND_CLOSE :
 		fl->event == WIRE_FLOW_EVENT_REFRESH ? KIND_REFRESH : KIND_NEW;
+	struct lookup_batch b;
 
 	r->node[REPL_NODE_EXPORT_BATCHES]++;
 	r->node[REPL_NODE_EXPORT_ENTRIES] += fl->count;
 	r->node[REPL_NODE_EXPORT_LOST] += fl->dropped;
-	for (size_t base = 0; base < fl->count; base += LOOKUP_BATCH) {
-		const struct wire_flow *f = &fl->entries[base];
-		struct lookup_batch b;
 
-		repl_lookup_batch(r, &b, f, MIN(fl->count - base, (size_t)LOOKUP_BATCH), r->p.self,
-				  false, now_ms);
+	for (size_t base = 0; base < fl->count; base += b.n) {
+		const struct wire_flow *f = &fl->entries[base];
+
+		repl_lookup_batch(r, &b, f, fl->count - base, r->p.self, false, now_ms);
 		for (size_t i = 0; i < b.n; i++) {
 			struct cache_group_stats before;
 			uint16_t gi;

@@ -13,7 +13,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/param.h>          /* MIN */
 
 #include "proto/wire.h"
 #include "syncd/cache.h"
@@ -221,8 +220,9 @@ struct lookup_batch {
 };
 
 /*
- * f[0..n) (n <= LOOKUP_BATCH) into b, from origin; with keep_origin, an
- * entry's own origin where it names one (a resync's).
+ * The first LOOKUP_BATCH (or fewer) of f[0..n) into b, from origin; with
+ * keep_origin, an entry's own origin where it names one (a resync's).
+ * b->n says how many.
  */
 void repl_lookup_batch(const struct repl *r, struct lookup_batch *b, const struct wire_flow *f,
 		       size_t n, uint32_t origin, bool keep_origin, uint32_t now_ms);
