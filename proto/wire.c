@@ -369,8 +369,8 @@ wire_cols_to_c(const Maglb__Sync__Entries *e, size_t count, struct wire_flow *f)
 		memset(f[i].vip, 0, sizeof(f[i].vip));
 		memset(f[i].client, 0, sizeof(f[i].client));
 		memset(f[i].backend, 0, sizeof(f[i].backend));
-		f[i].family = a == 16 ? AF_INET6 : AF_INET;
-		f[i].backend_family = b == 16 ? AF_INET6 : AF_INET;
+		f[i].family = wire_addr_family(a);
+		f[i].backend_family = wire_addr_family(b);
 		f[i].proto = (uint8_t)e->protocols[i];
 		f[i].vip_port = (uint16_t)e->vip_ports[i];
 		f[i].client_port = (uint16_t)(port[0] << 8 | port[1]);
