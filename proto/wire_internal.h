@@ -85,7 +85,8 @@ int wire_flows_from_pb(Maglb__Sync__Flow *const *pbs, size_t n,
  * on failure the one reason. wire_cols_to_c(): checked columns into
  * f[0..count). wire_cols_from_c(): n entries into e, with origins or not,
  * its arrays in one allocation (*scratch, the caller frees it, also on
- * failure): -EINVAL for an invalid entry, -ENOMEM.
+ * failure), or -ENOMEM; an invalid entry makes columns that
+ * wire_cols_check() refuses, as the encoders check what they built.
  */
 bool wire_cols_check(const Maglb__Sync__Entries *e, size_t count, enum wire_drop *why);
 void wire_cols_to_c(const Maglb__Sync__Entries *e, size_t count, struct wire_flow *f);
