@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include <qb/qblog.h>
@@ -22,6 +23,7 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
+#include <rte_memory.h>
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 #include <rte_rcu_qsbr.h>
@@ -228,6 +230,40 @@ shared_node_addrs(struct dp_shared *sh, const struct config *cfg)
 	memcpy(sh->node_addr[1], &cfg->node_addr6.v6, 16);
 }
 
+/* One contiguous run of EAL's memory, populated writable. */
+static int
+populate_run(const struct rte_memseg_list *msl, const struct rte_memseg *ms, size_t len,
+	     void *arg)
+{
+	int *err = arg;
+
+	(void)msl;
+	if (madvise(ms->addr, len, MADV_POPULATE_WRITE) == 0)
+		return 0;
+	*err = errno;
+	return 1;       /* stops the walk */
+}
+
+/*
+ * Under --no-huge EAL's memory is anonymous and each page is faulted in when
+ * first written: the first import into an empty synced table then faults
+ * thousands of pages inside one request, on the control thread that answers
+ * syncd's liveness pings, and the packet path faults where a table first
+ * fills. Populated here, at start, it is resident like hugepages (which EAL
+ * maps populated already).
+ */
+static void
+populate_memory(void)
+{
+	int err = 0;
+
+	if (rte_eal_has_hugepages())
+		return;
+	if (rte_memseg_contig_walk(populate_run, &err) != 0 && err != 0)
+		qb_log(LOG_WARNING, "cannot populate EAL's memory: %s; pages fault in on "
+		       "first use", strerror(err));
+}
+
 /* Memory for the cores of socket: there, or anywhere under --no-huge (EAL's
  * memory is then one anonymous area, filed under socket 0). */
 static int
@@ -415,6 +451,7 @@ main(int argc, char **argv)
 		return rc > 0 ? EXIT_SUCCESS : 2;
 	}
 	daemon_log_init("maglb-dataplane", dp.opt.foreground);
+	populate_memory();
 	rc = run(&dp);
 	qb_log(LOG_INFO, "stopped");
 	qb_log_fini();
