@@ -6,8 +6,8 @@
  * IMPORT_BATCH messages, counting them.
  *
  *   dpgen --service NAME [--rate N] [--rate-file F] [--count N | --sink]
- *         [--batch N] [--offset N] [--vip ADDR] [--port P]
- *         [--backends ADDR,ADDR,...]
+ *         [--batch N] [--offset N] [--flows N] [--refresh S] [--lossy]
+ *         [--vip ADDR] [--port P] [--backends ADDR,ADDR,...]
  *
  * It prints "ready" once serving. Once syncd subscribes it exports NEW
  * entries (IPv4 TCP flows to --vip:--port from distinct clients, backends
@@ -17,13 +17,31 @@
  * control thread does) until
  * --count have gone (0: no end); --sink exports nothing. Flows are
  * numbered from --offset (default 0): a second run with --offset of the
- * first one's --count exports other flows. SIGHUP reads a
- * new rate from --rate-file (one number). A full event ring is not a
- * loss: the batch waits for the next tick. Every second, and on SIGTERM
- * or SIGINT (then it exits), it prints one JSON line on stdout:
- *   {"t_ms":..,"exported":..,"imported":..,"import_batches":..,
- *    "import_per_s":..,"export_per_s":..}
- * where the rates cover the last second.
+ * first one's --count exports other flows. With --flows N the NEW
+ * entries cycle over N flows, and each time a flow is NEW again its backend
+ * is the next one of --backends (so a peer that missed the last NEW holds
+ * another backend). --refresh S: once the NEW entries end (--count went,
+ * or SIGUSR1), every S seconds, the first S seconds after, a REFRESH of
+ * every flow made (at most --flows) with the backend its last NEW gave it:
+ * the flows stay alive, and the dataplane refreshes each every
+ * flows.refresh_interval. SIGHUP reads a new rate from --rate-file (one
+ * number). A full event ring is not a loss: the batch waits for the next
+ * tick; with --lossy and a --rate, a NEW batch the ring does not take is
+ * lost instead, counted (dropped) and reported in the next batch's dropped
+ * count (of any event), as the dataplane's export ring loses entries
+ * under overload.
+ * Every second, and on SIGTERM or SIGINT (then it exits), it prints one
+ * JSON line on stdout:
+ *   {"t_ms":..,"exported":..,"dropped":..,"refreshed":..,"imported":..,
+ *    "import_batches":..,"import_per_s":..,"export_per_s":..,
+ *    "held":..,"digest":..,"unheld":..}
+ * where exported counts the NEW entries the ring took and the rates cover
+ * the last second. With --flows, held and digest say which flows the
+ * process holds and with which backend, so two of them compare: the
+ * exporter holds every flow made with its last NEW's backend; a --sink
+ * holds what IMPORT_BATCH messages set (CLOSE removes), for the flows
+ * numbered below --flows (imports of others are counted, not held). The
+ * digest is a sum over held flows of a hash of (flow number, backend).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -52,17 +70,26 @@ struct gen {
 	struct ipc_server *server;
 	uint64_t conn;                  /* the subscriber, 0 none */
 	uint64_t rate, count, batch, offset;
-	bool sink;
+	uint64_t flows;                 /* NEW cycles over this many, 0 no end */
+	uint64_t refresh_ms;            /* a REFRESH pass this often, 0 none */
+	bool sink, lossy, new_done;
 	const char *rate_file;
 	uint32_t vip, port;
 	uint32_t backends[BACKENDS_MAX];
 	unsigned n_backends;
 	uint64_t exported, imported, import_batches;
+	uint64_t dropped, unreported;   /* --lossy: lost; not yet told syncd */
+	uint64_t refreshed;             /* REFRESH entries sent */
+	uint64_t refresh_at, refresh_end;       /* the pass under way: next, end */
+	uint64_t refresh_due_ms;        /* the next pass starts, 0 not yet set */
 	uint64_t last_exported, last_imported;
 	double credit;                  /* entries the rate allows now */
 	uint64_t start_ms, last_ms, report_ms;
 	uint64_t seq;
-	struct wire_flow *flows;
+	struct wire_flow *wflows;       /* a batch being built */
+	uint32_t *held;                 /* --sink --flows: backend by flow, 0 none */
+	uint64_t held_n, digest;        /* the sink's flows held, their digest */
+	uint64_t unheld;                /* the sink's imports past --flows */
 	int tick_fd;                    /* a timerfd: a 1 ms qb_loop timer spins */
 };
 
@@ -75,29 +102,41 @@ now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+static void held_digest(const struct gen *g, uint64_t *held, uint64_t *digest);
+
 static void
 report(struct gen *g, uint64_t now)
 {
 	double s = (double)(now - g->report_ms) / 1000.0;
+	uint64_t held, digest;
 
-	printf("{\"t_ms\":%llu,\"exported\":%llu,\"imported\":%llu,\"import_batches\":%llu,"
-	       "\"import_per_s\":%.0f,\"export_per_s\":%.0f}\n",
+	held_digest(g, &held, &digest);
+	printf("{\"t_ms\":%llu,\"exported\":%llu,\"dropped\":%llu,\"refreshed\":%llu,"
+	       "\"imported\":%llu,\"import_batches\":%llu,"
+	       "\"import_per_s\":%.0f,\"export_per_s\":%.0f,\"held\":%llu,"
+	       "\"digest\":\"%016llx\",\"unheld\":%llu}\n",
 	       (unsigned long long)(now - g->start_ms), (unsigned long long)g->exported,
+	       (unsigned long long)g->dropped, (unsigned long long)g->refreshed,
 	       (unsigned long long)g->imported, (unsigned long long)g->import_batches,
 	       s > 0 ? (double)(g->imported - g->last_imported) / s : 0.0,
-	       s > 0 ? (double)(g->exported - g->last_exported) / s : 0.0);
+	       s > 0 ? (double)(g->exported - g->last_exported) / s : 0.0,
+	       (unsigned long long)held, (unsigned long long)digest,
+	       (unsigned long long)g->unheld);
 	fflush(stdout);
 	g->last_imported = g->imported;
 	g->last_exported = g->exported;
 	g->report_ms = now;
 }
 
-/* Flow number i: a client of 198.18.128.0/17 (i / 64000), a port (i % 64000). */
+/*
+ * Flow number i: a client of 198.18.128.0/17 (i / 64000), a port (i % 64000);
+ * its backend the next one of the list each time it is NEW again (turn).
+ */
 static void
-make_flow(const struct gen *g, uint64_t i, struct wire_flow *f)
+make_flow(const struct gen *g, uint64_t i, uint64_t turn, struct wire_flow *f)
 {
 	uint32_t client = htonl(0xc6128000u | (uint32_t)(i / 64000 & 0x7fff));
-	uint32_t vip = g->vip, backend = g->backends[i % g->n_backends];
+	uint32_t vip = g->vip, backend = g->backends[(i + turn) % g->n_backends];
 
 	memset(f, 0, sizeof(*f));
 	f->family = AF_INET;
@@ -112,6 +151,154 @@ make_flow(const struct gen *g, uint64_t i, struct wire_flow *f)
 	memcpy(f->backend, &backend, 4);
 }
 
+/* The n-th NEW entry (from 0): its flow number and turn. */
+static void
+new_flow(const struct gen *g, uint64_t n, struct wire_flow *f)
+{
+	uint64_t i = g->flows != 0 ? n % g->flows : n, turn = g->flows != 0 ? n / g->flows : 0;
+
+	make_flow(g, g->offset + i, turn, f);
+}
+
+/* NEW entries made so far, exported or lost. */
+static uint64_t
+made(const struct gen *g)
+{
+	return g->exported + g->dropped;
+}
+
+/* The flows made so far: how many there are to refresh. */
+static uint64_t
+flows_live(const struct gen *g)
+{
+	return g->flows != 0 && made(g) > g->flows ? g->flows : made(g);
+}
+
+/* Flow j of those live (j < flows_live()), as its last NEW made it. */
+static void
+live_flow(const struct gen *g, uint64_t j, struct wire_flow *f)
+{
+	uint64_t turn = g->flows != 0 ? (made(g) - 1 - j) / g->flows : 0;
+
+	make_flow(g, g->offset + j, turn, f);
+}
+
+/* One held flow's share of a digest: a sum of these commutes. */
+static uint64_t
+mix(uint64_t i, uint32_t backend)
+{
+	uint64_t x = i << 32 ^ backend;
+
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ x >> 31;
+}
+
+static void
+held_digest(const struct gen *g, uint64_t *held, uint64_t *digest)
+{
+	struct wire_flow f;
+	uint32_t backend;
+
+	*held = *digest = 0;
+	if (g->flows == 0)
+		return;
+	if (g->sink) {
+		*held = g->held_n;
+		*digest = g->digest;
+		return;
+	}
+	*held = flows_live(g);
+	for (uint64_t j = 0; j < *held; j++) {
+		live_flow(g, j, &f);
+		memcpy(&backend, f.backend, 4);
+		*digest += mix(g->offset + j, backend);
+	}
+}
+
+/* The sink keeps what an import batch says of the flows it numbers. */
+static void
+hold(struct gen *g, const struct wire_ctl_flows *fl)
+{
+	for (size_t k = 0; k < fl->count; k++) {
+		const struct wire_flow *f = &fl->entries[k];
+		uint32_t client, backend = 0;
+		uint64_t i;
+
+		memcpy(&client, f->client, 4);
+		i = (uint64_t)(ntohl(client) & 0x7fff) * 64000 + (uint64_t)(f->client_port - 1024);
+		if (f->family != AF_INET || f->client_port < 1024 || i >= g->flows) {
+			g->unheld++;
+			continue;
+		}
+		if (fl->event != WIRE_FLOW_EVENT_CLOSE)
+			memcpy(&backend, f->backend, 4);
+		if (g->held[i] != 0) {
+			g->digest -= mix(i, g->held[i]);
+			g->held_n--;
+		}
+		g->held[i] = backend;
+		if (backend != 0) {
+			g->digest += mix(i, backend);
+			g->held_n++;
+		}
+	}
+}
+
+/* A batch of any event tells syncd what was lost since the last one went. */
+static int
+send_batch(struct gen *g, enum wire_flow_event event, uint64_t n)
+{
+	struct wire_ctl_msg m = { .kind = WIRE_CTL_EXPORT_BATCH };
+	int rc;
+
+	m.request_id = ++g->seq;
+	m.flows = (struct wire_ctl_flows){ .event = event, .entries = g->wflows, .count = n,
+					   .dropped = g->unreported };
+	rc = ipc_server_send_event(g->server, g->conn, &m);
+	if (rc == 0)
+		g->unreported = 0;
+	return rc;
+}
+
+/* The NEW entries have ended: --count went, or SIGUSR1. */
+static bool
+new_ended(const struct gen *g)
+{
+	return g->new_done || (g->count != 0 && made(g) >= g->count);
+}
+
+/* The REFRESH pass due, batch by batch while the ring takes them. */
+static void
+refresh_some(struct gen *g, uint64_t now)
+{
+	if (g->refresh_ms == 0 || g->conn == 0 || !new_ended(g))
+		return;
+	if (g->refresh_due_ms == 0)
+		g->refresh_due_ms = now + g->refresh_ms;
+	if (g->refresh_at == g->refresh_end) {
+		if (now < g->refresh_due_ms)
+			return;
+		g->refresh_due_ms = now + g->refresh_ms;
+		g->refresh_at = 0;
+		g->refresh_end = flows_live(g);
+	}
+	while (g->refresh_at < g->refresh_end) {
+		uint64_t n = g->refresh_end - g->refresh_at;
+
+		if (n > g->batch)
+			n = g->batch;
+		for (uint64_t i = 0; i < n; i++)
+			live_flow(g, g->refresh_at + i, &g->wflows[i]);
+		if (send_batch(g, WIRE_FLOW_EVENT_REFRESH, n) < 0)
+			return;         /* ring full: next tick */
+		g->refresh_at += n;
+		g->refreshed += n;
+	}
+}
+
 static void
 export_some(struct gen *g, uint64_t now)
 {
@@ -121,12 +308,11 @@ export_some(struct gen *g, uint64_t now)
 			g->credit = (double)g->rate / 10;     /* at most 100 ms late */
 	}
 	g->last_ms = now;
-	while (g->conn != 0 && !g->sink && (g->count == 0 || g->exported < g->count)) {
-		uint64_t n = g->batch;
-		struct wire_ctl_msg m = { .kind = WIRE_CTL_EXPORT_BATCH };
+	while (g->conn != 0 && !g->sink && !new_ended(g)) {
+		uint64_t n = g->batch, m = made(g);
 
-		if (g->count != 0 && g->count - g->exported < n)
-			n = g->count - g->exported;
+		if (g->count != 0 && g->count - m < n)
+			n = g->count - m;
 		/* at a rate, what the last tick allowed, as the dataplane's
 		 * control thread sends what its workers exported since */
 		if (g->rate != 0 && g->credit < (double)n)
@@ -134,13 +320,15 @@ export_some(struct gen *g, uint64_t now)
 		if (n == 0)
 			return;
 		for (uint64_t i = 0; i < n; i++)
-			make_flow(g, g->offset + g->exported + i, &g->flows[i]);
-		m.request_id = ++g->seq;
-		m.flows = (struct wire_ctl_flows){ .event = WIRE_FLOW_EVENT_NEW,
-						   .entries = g->flows, .count = n };
-		if (ipc_server_send_event(g->server, g->conn, &m) < 0)
-			return;         /* ring full: next tick */
-		g->exported += n;
+			new_flow(g, m + i, &g->wflows[i]);
+		if (send_batch(g, WIRE_FLOW_EVENT_NEW, n) < 0) {
+			if (!g->lossy || g->rate == 0)
+				return;         /* ring full: next tick */
+			g->dropped += n;
+			g->unreported += n;
+		} else {
+			g->exported += n;
+		}
 		if (g->rate != 0)
 			g->credit -= (double)n;
 	}
@@ -155,6 +343,7 @@ on_tick(int32_t fd, int32_t revents, void *arg)
 	(void)revents;
 	if (read(fd, &expirations, sizeof(expirations)) < 0)
 		return 0;
+	refresh_some(g, now);
 	export_some(g, now);
 	if (now - g->report_ms >= 1000)
 		report(g, now);
@@ -175,6 +364,8 @@ serve(void *ctx, uint64_t conn_id, const struct wire_ctl_msg *req, struct wire_c
 	case WIRE_CTL_IMPORT_BATCH:
 		g->imported += req->flows.count;
 		g->import_batches++;
+		if (g->held != NULL)
+			hold(g, &req->flows);
 		return 0;
 	case WIRE_CTL_DUMP_REQUEST:
 		resp->kind = WIRE_CTL_DUMP_RESPONSE;    /* empty tables */
@@ -202,6 +393,11 @@ on_signal(int32_t sig, void *arg)
 {
 	struct gen *g = arg;
 
+	if (sig == SIGUSR1) {
+		g->new_done = true;
+		report(g, now_ms());    /* what was made, for the caller to count */
+		return 0;
+	}
 	if (sig == SIGHUP) {
 		FILE *f = g->rate_file != NULL ? fopen(g->rate_file, "re") : NULL;
 		unsigned long long rate;
@@ -236,8 +432,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: dpgen --service NAME [--rate N] [--rate-file F] "
-		"[--count N | --sink] [--batch N] [--offset N] [--vip ADDR] [--port P] "
-		"[--backends ADDR,...]\n");
+		"[--count N | --sink] [--batch N] [--offset N] [--flows N] [--refresh S] "
+		"[--lossy] [--vip ADDR] [--port P] [--backends ADDR,...]\n");
 }
 
 int
@@ -254,6 +450,9 @@ main(int argc, char **argv)
 		{ "backends", required_argument, NULL, 'B' },
 		{ "rate-file", required_argument, NULL, 'f' },
 		{ "sink", no_argument, NULL, 'S' },
+		{ "flows", required_argument, NULL, 'F' },
+		{ "refresh", required_argument, NULL, 'R' },
+		{ "lossy", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const struct ipc_handlers h = { .request = serve, .disconnected = disconnected };
@@ -283,6 +482,9 @@ main(int argc, char **argv)
 		case 'p': g.port = (uint32_t)strtoul(optarg, NULL, 10); break;
 		case 'f': g.rate_file = optarg; break;
 		case 'S': g.sink = true; break;
+		case 'F': g.flows = strtoull(optarg, NULL, 10); break;
+		case 'R': g.refresh_ms = strtoull(optarg, NULL, 10) * 1000; break;
+		case 'L': g.lossy = true; break;
 		case 'B':
 			if (parse_backends(&g, optarg) < 0) {
 				usage();
@@ -302,9 +504,10 @@ main(int argc, char **argv)
 	qb_log_ctl(QB_LOG_SYSLOG, QB_LOG_CONF_ENABLED, QB_FALSE);
 	qb_log_filter_ctl(QB_LOG_STDERR, QB_LOG_FILTER_ADD, QB_LOG_FILTER_FILE, "*", LOG_WARNING);
 	qb_log_ctl(QB_LOG_STDERR, QB_LOG_CONF_ENABLED, QB_TRUE);
-	g.flows = calloc(g.batch, sizeof(*g.flows));
+	g.wflows = calloc(g.batch, sizeof(*g.wflows));
+	g.held = g.sink && g.flows != 0 ? calloc(g.flows, sizeof(*g.held)) : NULL;
 	g.loop = qb_loop_create();
-	if (g.flows == NULL || g.loop == NULL)
+	if (g.wflows == NULL || g.loop == NULL || (g.sink && g.flows != 0 && g.held == NULL))
 		return 1;
 	g.server = ipc_server_create(g.loop, service, (gid_t)-1, &h, &g);
 	if (g.server == NULL)
@@ -313,6 +516,7 @@ main(int argc, char **argv)
 	qb_loop_signal_add(g.loop, QB_LOOP_HIGH, SIGTERM, &g, on_signal, &sh);
 	qb_loop_signal_add(g.loop, QB_LOOP_HIGH, SIGINT, &g, on_signal, &sh);
 	qb_loop_signal_add(g.loop, QB_LOOP_HIGH, SIGHUP, &g, on_signal, &sh);
+	qb_loop_signal_add(g.loop, QB_LOOP_HIGH, SIGUSR1, &g, on_signal, &sh);
 	g.tick_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (g.tick_fd < 0 ||
 	    timerfd_settime(g.tick_fd, 0, &(struct itimerspec){
@@ -325,6 +529,7 @@ main(int argc, char **argv)
 	qb_loop_run(g.loop);
 	ipc_server_destroy(g.server);
 	qb_loop_destroy(g.loop);
-	free(g.flows);
+	free(g.wflows);
+	free(g.held);
 	return 0;
 }
