@@ -60,8 +60,7 @@ repl_tick(struct repl *r, uint32_t now_ms, uint64_t now_us)
 		struct group *g = &r->groups[gi];
 
 		repl_queue_retry(r, gi);
-		if (g->pending && (int32_t)(now_ms - g->first_ms) >= (int32_t)r->p.max_batch_delay_ms)
-			repl_flush(r, gi, KINDS - 1);
+		repl_flush_due(r, gi, now_ms);
 		repl_resync_tick(r, gi, now_ms);
 		lathist_tick(&g->carried.self_lag, now_us);
 		lathist_tick(&g->carried.import_lag, now_us);

@@ -67,6 +67,8 @@ struct batch {
 	size_t n, cap;
 	size_t bytes;                   /* encoded size of the entries */
 	struct verify_delta delta;      /* of its entries */
+	uint32_t first_ms;              /* its first entry came (n > 0) */
+	uint64_t stamp_us;              /* the same, wall clock: the message's stamp */
 };
 
 /* An own message with a delta, multicast or queued, not delivered back yet. */
@@ -152,9 +154,7 @@ struct group {
 	/* outgoing */
 	struct batch out[KINDS];
 	struct keyset later[KINDS];     /* REFRESH and CLOSE: flows pending */
-	bool pending;
-	uint32_t first_ms;
-	uint64_t stamp_us;
+	bool pending;                   /* a batch has entries */
 	struct inflight *inflight;      /* the ring: if_mask + 1 slots */
 	uint32_t if_mask;
 	struct stream streams[STREAMS_MAX];
@@ -252,6 +252,7 @@ void repl_queue_clear(struct group *g);
 size_t repl_encode(struct repl *r, struct group *g, struct wire_sync_msg *m);
 /* Send the pending batches of kinds NEW..upto, in that order. */
 void repl_flush(struct repl *r, uint16_t gi, int upto);
+void repl_flush_due(struct repl *r, uint16_t gi, uint32_t now_ms);
 /* Add one of this node's entries to the group's batch of kind k (d: its delta). */
 void repl_batch_add(struct repl *r, uint16_t gi, int k, const struct wire_flow *f,
 		    struct verify_delta d, uint32_t now_ms, uint64_t now_us);

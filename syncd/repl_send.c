@@ -276,7 +276,7 @@ repl_flush(struct repl *r, uint16_t gi, int upto)
 		struct batch *b = &g->out[k];
 		struct wire_sync_msg m = {
 			.kind = kind_wire[k], .entries = b->e, .count = b->n,
-			.stamp_us = g->stamp_us,
+			.stamp_us = b->stamp_us,
 		};
 		size_t len;
 
@@ -301,6 +301,28 @@ repl_flush(struct repl *r, uint16_t gi, int upto)
 }
 
 /*
+ * Send the batches that waited max_batch_delay_ms since their first entry,
+ * each with those of earlier kinds (a flow's events keep their order).
+ */
+void
+repl_flush_due(struct repl *r, uint16_t gi, uint32_t now_ms)
+{
+	struct group *g = &r->groups[gi];
+
+	if (!g->pending)
+		return;
+	for (int k = KINDS - 1; k >= 0; k--) {
+		const struct batch *b = &g->out[k];
+
+		if (b->n > 0 &&
+		    (int32_t)(now_ms - b->first_ms) >= (int32_t)r->p.max_batch_delay_ms) {
+			repl_flush(r, gi, k);
+			return;
+		}
+	}
+}
+
+/*
  * Add one of this node's entries to the group's outgoing batch of kind k;
  * d: what applying it here changed in the group's digest and count.
  */
@@ -321,11 +343,11 @@ repl_batch_add(struct repl *r, uint16_t gi, int k, const struct wire_flow *f,
 		}
 	if (b->n == b->cap || b->bytes + size + WIRE_SYNC_HEADER_MAX > r->p.max_batch_bytes)
 		repl_flush(r, gi, k);
-	if (!g->pending) {
-		g->pending = true;
-		g->first_ms = now_ms;
-		g->stamp_us = now_us;
+	if (b->n == 0) {
+		b->first_ms = now_ms;
+		b->stamp_us = now_us;
 	}
+	g->pending = true;
 	b->e[b->n++] = *f;
 	b->bytes += size;
 	delta_add(&b->delta, d);

@@ -358,6 +358,73 @@ START_TEST(test_refresh_does_not_overtake)
 }
 END_TEST
 
+/* Node i's dataplane exports flow client as event ev, syncd's wall clock us. */
+static void
+export_at(int i, enum wire_flow_event ev, uint32_t client, uint64_t us)
+{
+	struct wire_flow e;
+	struct wire_ctl_flows fl = { .event = ev, .entries = &e, .count = 1 };
+
+	flow(&e, client, (uint16_t)(1024 + client), 0);
+	repl_on_export(nodes[i].r, &fl, now, us);
+}
+
+/* The queued message q: its kind and stamp. */
+static struct wire_sync_msg
+queued(size_t q)
+{
+	static struct wire_flow e[8192 / WIRE_SYNC_ENTRY_MIN + 1];    /* max_batch_bytes / min */
+	struct wire_counters c = { 0 };
+	struct wire_sync_msg m;
+
+	ck_assert_uint_lt(q, q_tail);
+	ck_assert_int_eq(wire_sync_decode(queue[q].data, queue[q].len, &m, e, sizeof(e) / sizeof(e[0]),
+					  &c), 0);
+	return m;
+}
+
+/*
+ * A partial batch waits max_batch_delay_ms from its own first entry, and
+ * its message carries that entry's stamp, whatever other kinds hold.
+ */
+START_TEST(test_batch_delay_and_stamp_per_kind)
+{
+	uint32_t t0;
+	size_t q0;
+
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	members(3);
+	settle();
+	q0 = q_tail;
+	t0 = now;
+	export_at(0, WIRE_FLOW_EVENT_REFRESH, 1, 5000000);
+	now = t0 + 3;
+	export_at(0, WIRE_FLOW_EVENT_NEW, 2, 5003000);
+	now = t0 + 4;
+	repl_tick(nodes[0].r, now, 0);
+	ck_assert_uint_eq(q_tail, q0);                  /* neither is due */
+	now = t0 + 5;
+	repl_tick(nodes[0].r, now, 0);                  /* the REFRESH is, and the NEW before it */
+	ck_assert_uint_eq(q_tail, q0 + 2);
+	ck_assert_int_eq(queued(q0).kind, WIRE_SYNC_NEW);
+	ck_assert_uint_eq(queued(q0).stamp_us, 5003000);
+	ck_assert_int_eq(queued(q0 + 1).kind, WIRE_SYNC_REFRESH);
+	ck_assert_uint_eq(queued(q0 + 1).stamp_us, 5000000);
+	now = t0 + 6;
+	export_at(0, WIRE_FLOW_EVENT_NEW, 3, 5006000);
+	now = t0 + 10;
+	repl_tick(nodes[0].r, now, 0);
+	ck_assert_uint_eq(q_tail, q0 + 2);              /* 4 ms old: it waits */
+	now = t0 + 11;
+	repl_tick(nodes[0].r, now, 0);
+	ck_assert_uint_eq(q_tail, q0 + 3);
+	ck_assert_uint_eq(queued(q0 + 2).stamp_us, 5006000);
+	settle();
+	ck_assert_uint_eq(held(1), 3);
+}
+END_TEST
+
 START_TEST(test_agreed_order_converges)
 {
 	node_start(0, EXTRA_NONE);
@@ -1409,6 +1476,7 @@ repl_suite(void)
 	tcase_add_test(tc, test_new_reaches_peer);
 	tcase_add_test(tc, test_close_after_new_in_one_window);
 	tcase_add_test(tc, test_refresh_does_not_overtake);
+	tcase_add_test(tc, test_batch_delay_and_stamp_per_kind);
 	tcase_add_test(tc, test_agreed_order_converges);
 	tcase_add_test(tc, test_peer_config_differs);
 	tcase_add_test(tc, test_garbage_and_spoofed_sender);
