@@ -260,6 +260,8 @@ on_fd(int32_t fd, int32_t revents, void *data)
 	dispatching = outer;
 	if (rc != CS_OK && rc != CS_ERR_TRY_AGAIN && g->connected)
 		lost(g, "dispatch failed");
+	if (g->link->ops.dispatched != NULL)
+		g->link->ops.dispatched(g->link->arg);
 	return 0;
 }
 

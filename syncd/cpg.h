@@ -37,6 +37,8 @@ struct syncd_cpg_ops {
 	 */
 	void (*members)(void *arg, uint16_t group, const uint32_t *members, size_t n,
 			bool self_in, bool merged);
+	/* after one wake-up's deliveries (optional) */
+	void (*dispatched)(void *arg);
 };
 
 extern const char *const syncd_cpg_counter_names[SYNCD_CPG_COUNTER_MAX];

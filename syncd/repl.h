@@ -219,6 +219,12 @@ void repl_on_deliver(struct repl *r, uint16_t group, uint32_t sender, const void
 		     size_t len, uint32_t now_ms, uint64_t now_us);
 
 /*
+ * The deliveries of one wake-up are in: the imports they queued go to the
+ * dataplane now rather than at the next tick (a millisecond of lag).
+ */
+void repl_on_dispatched(struct repl *r);
+
+/*
  * The group's membership (node ids, any order); self_in: this node is a
  * member (false after the transport lost the group); merged: members came
  * back from another partition (CPG's NODEUP). May start a resync, restart

@@ -101,12 +101,12 @@ import_walk(struct repl *r, uint32_t now_ms)
 	}
 }
 
-void
-repl_import_pump(struct repl *r, uint32_t now_ms)
+/* Send the import batches not sent yet, in order, while the dataplane takes them. */
+static void
+import_send(struct repl *r)
 {
 	struct import_batch *b = r->i_head;
 
-	import_walk(r, now_ms);
 	while (b != NULL && r->dp_up) {
 		struct import_batch *next = b->next;
 		int rc;
@@ -125,6 +125,19 @@ repl_import_pump(struct repl *r, uint32_t now_ms)
 		}
 		b = next;
 	}
+}
+
+void
+repl_import_pump(struct repl *r, uint32_t now_ms)
+{
+	import_walk(r, now_ms);
+	import_send(r);
+}
+
+void
+repl_on_dispatched(struct repl *r)
+{
+	import_send(r);
 }
 
 void

@@ -276,6 +276,14 @@ cpg_deliver(void *arg, uint16_t group, uint32_t sender, const void *msg, size_t 
 }
 
 static void
+cpg_dispatched(void *arg)
+{
+	struct syncd *s = arg;
+
+	repl_on_dispatched(s->repl);
+}
+
+static void
 cpg_members(void *arg, uint16_t group, const uint32_t *members, size_t n, bool self_in,
 	    bool merged)
 {
@@ -649,7 +657,8 @@ syncd_create(qb_loop_t *loop, const struct syncd_options *o)
 	static const struct repl_ops rops = { .send = repl_send, .import = repl_import,
 					      .log = repl_log };
 	static const struct syncd_cpg_ops cops = { .deliver = cpg_deliver,
-						   .members = cpg_members };
+						   .members = cpg_members,
+						   .dispatched = cpg_dispatched };
 	static const struct ipc_async_ops dops = { .up = dp_up, .down = dp_down,
 						   .event = dp_event };
 	static const struct ipc_handlers h = { .request = serve, .release = serve_release };
