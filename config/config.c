@@ -989,7 +989,7 @@ config_defaults(struct config *cfg)
 	};
 	cfg->sync = (struct config_sync){
 		.max_batch_bytes = 8192,
-		.max_batch_delay_ms = 5,
+		.max_batch_delay_ms = 1,
 		.queue_entries = 65536,
 	};
 	cfg->health = (struct config_health){

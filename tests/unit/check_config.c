@@ -154,7 +154,7 @@ START_TEST(test_defaults_applied)
 	ck_assert_uint_eq(cfg->flows.timeouts.tcp_closing, 10);
 	ck_assert_uint_eq(cfg->flows.timeouts.udp, 60);
 	ck_assert_uint_eq(cfg->sync.max_batch_bytes, 8192);
-	ck_assert_uint_eq(cfg->sync.max_batch_delay_ms, 5);
+	ck_assert_uint_eq(cfg->sync.max_batch_delay_ms, 1);
 	ck_assert_uint_eq(cfg->sync.queue_entries, 65536);
 	ck_assert_int_eq(cfg->health.type, CONFIG_HEALTH_TCP);
 	ck_assert_uint_eq(cfg->health.port, 0);
@@ -188,7 +188,7 @@ START_TEST(test_sections_override_defaults)
 	ck_assert_uint_eq(cfg->flows.timeouts.udp, 30);
 	ck_assert_uint_eq(cfg->flows.timeouts.tcp_established, 900);
 	ck_assert_uint_eq(cfg->sync.max_batch_bytes, 1400);
-	ck_assert_uint_eq(cfg->sync.max_batch_delay_ms, 5);
+	ck_assert_uint_eq(cfg->sync.max_batch_delay_ms, 1);
 	config_free(cfg);
 }
 END_TEST
