@@ -7,6 +7,7 @@
  *
  *   dpgen --service NAME [--rate N] [--rate-file F] [--count N | --sink]
  *         [--batch N] [--offset N] [--flows N] [--refresh S] [--lossy]
+ *         [--mix NEW:REFRESH:CLOSE]
  *         [--vip ADDR] [--port P] [--backends ADDR,ADDR,...]
  *
  * It prints "ready" once serving. Once syncd subscribes it exports NEW
@@ -24,24 +25,33 @@
  * or SIGUSR1), every S seconds, the first S seconds after, a REFRESH of
  * every flow made (at most --flows) with the backend its last NEW gave it:
  * the flows stay alive, and the dataplane refreshes each every
- * flows.refresh_interval. SIGHUP reads a new rate from --rate-file (one
- * number). A full event ring is not a loss: the batch waits for the next
- * tick; with --lossy and a --rate, a NEW batch the ring does not take is
- * lost instead, counted (dropped) and reported in the next batch's dropped
- * count (of any event), as the dataplane's export ring loses entries
- * under overload.
+ * flows.refresh_interval. --mix (percentages, with --flows): once every
+ * flow was made once, the stream is NEW, REFRESH and CLOSE entries in these
+ * shares, a REFRESH naming a flow made a quarter of --flows NEW entries
+ * ago, a CLOSE one made half of them ago (so the peer's cache holds a
+ * steady number of entries: the flows of the last half cycle, and those of
+ * the half before that no CLOSE ended). SIGHUP reads a new rate from
+ * --rate-file (one number). A full event ring is not a loss: the batch
+ * waits for the next tick; with --lossy and a --rate, a batch of the stream
+ * the ring does not take is lost instead, counted (dropped) and reported
+ * in the dropped count of the next batch (of any event), as the
+ * dataplane's export ring loses entries under overload.
  * Every second, and on SIGTERM or SIGINT (then it exits), it prints one
  * JSON line on stdout:
  *   {"t_ms":..,"exported":..,"dropped":..,"refreshed":..,"imported":..,
  *    "import_batches":..,"import_per_s":..,"export_per_s":..,
- *    "held":..,"digest":..,"unheld":..}
- * where exported counts the NEW entries the ring took and the rates cover
- * the last second. With --flows, held and digest say which flows the
+ *    "held":..,"digest":..,"unheld":..,"new":..,"late":..}
+ * where exported counts the entries of the stream (NEW, and the --mix's
+ * REFRESH and CLOSE) the ring took, dropped those it lost, new the NEW
+ * entries made, late what the rate allowed that this process, short of
+ * CPU, did not make (more than 100 ms behind); the rates cover the last
+ * second. With --flows, held and digest say which flows the
  * process holds and with which backend, so two of them compare: the
  * exporter holds every flow made with its last NEW's backend; a --sink
  * holds what IMPORT_BATCH messages set (CLOSE removes), for the flows
  * numbered below --flows (imports of others are counted, not held). The
- * digest is a sum over held flows of a hash of (flow number, backend).
+ * digest is a sum over held flows of a hash of (flow number, backend);
+ * an exporter's does not know of a --mix's CLOSE entries.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -71,6 +81,12 @@ struct gen {
 	uint64_t conn;                  /* the subscriber, 0 none */
 	uint64_t rate, count, batch, offset;
 	uint64_t flows;                 /* NEW cycles over this many, 0 no end */
+	uint64_t mix[WIRE_FLOW_EVENT_MAX];      /* --mix: shares of the stream */
+	uint64_t made_ev[WIRE_FLOW_EVENT_MAX];  /* of each, once the mix began */
+	uint64_t made_new;              /* NEW entries made, exported or lost */
+	uint64_t mix_base;              /* made_new when the mix began */
+	bool mixing;                    /* REFRESH and CLOSE in the stream */
+	uint64_t late;                  /* entries the rate allowed, not made */
 	uint64_t refresh_ms;            /* a REFRESH pass this often, 0 none */
 	bool sink, lossy, new_done;
 	const char *rate_file;
@@ -114,14 +130,15 @@ report(struct gen *g, uint64_t now)
 	printf("{\"t_ms\":%llu,\"exported\":%llu,\"dropped\":%llu,\"refreshed\":%llu,"
 	       "\"imported\":%llu,\"import_batches\":%llu,"
 	       "\"import_per_s\":%.0f,\"export_per_s\":%.0f,\"held\":%llu,"
-	       "\"digest\":\"%016llx\",\"unheld\":%llu}\n",
+	       "\"digest\":\"%016llx\",\"unheld\":%llu,\"new\":%llu,\"late\":%llu}\n",
 	       (unsigned long long)(now - g->start_ms), (unsigned long long)g->exported,
 	       (unsigned long long)g->dropped, (unsigned long long)g->refreshed,
 	       (unsigned long long)g->imported, (unsigned long long)g->import_batches,
 	       s > 0 ? (double)(g->imported - g->last_imported) / s : 0.0,
 	       s > 0 ? (double)(g->exported - g->last_exported) / s : 0.0,
 	       (unsigned long long)held, (unsigned long long)digest,
-	       (unsigned long long)g->unheld);
+	       (unsigned long long)g->unheld, (unsigned long long)g->made_new,
+	       (unsigned long long)g->late);
 	fflush(stdout);
 	g->last_imported = g->imported;
 	g->last_exported = g->exported;
@@ -160,7 +177,7 @@ new_flow(const struct gen *g, uint64_t n, struct wire_flow *f)
 	make_flow(g, g->offset + i, turn, f);
 }
 
-/* NEW entries made so far, exported or lost. */
+/* Entries of the stream made so far (any event), exported or lost. */
 static uint64_t
 made(const struct gen *g)
 {
@@ -171,16 +188,70 @@ made(const struct gen *g)
 static uint64_t
 flows_live(const struct gen *g)
 {
-	return g->flows != 0 && made(g) > g->flows ? g->flows : made(g);
+	return g->flows != 0 && g->made_new > g->flows ? g->flows : g->made_new;
 }
 
 /* Flow j of those live (j < flows_live()), as its last NEW made it. */
 static void
 live_flow(const struct gen *g, uint64_t j, struct wire_flow *f)
 {
-	uint64_t turn = g->flows != 0 ? (made(g) - 1 - j) / g->flows : 0;
+	uint64_t turn = g->flows != 0 ? (g->made_new - 1 - j) / g->flows : 0;
 
 	make_flow(g, g->offset + j, turn, f);
+}
+
+/*
+ * The k-th REFRESH or CLOSE of the mix names the flow of NEW number t, age
+ * NEW entries ago (a quarter of --flows for a REFRESH, a half for a CLOSE:
+ * no flow is refreshed once closed), spread as evenly as the NEW entries.
+ * Within the last --flows NEW entries, so t is that flow's last NEW.
+ */
+static void
+mix_flow(const struct gen *g, enum wire_flow_event ev, uint64_t k, struct wire_flow *f)
+{
+	uint64_t age = ev == WIRE_FLOW_EVENT_REFRESH ? g->flows / 4 : g->flows / 2;
+	uint64_t t = g->mix_base + k * g->mix[WIRE_FLOW_EVENT_NEW] / g->mix[ev];
+
+	t = t > age ? t - age : 0;
+	if (t >= g->made_new)
+		t = g->made_new - 1;
+	if (t + g->flows < g->made_new)
+		t = g->made_new - g->flows;
+	make_flow(g, g->offset + t % g->flows, t / g->flows, f);
+}
+
+/*
+ * The event the stream owes most of, and how many (at most n): NEW alone
+ * until every flow was made once, then each event its --mix share.
+ */
+static enum wire_flow_event
+next_event(struct gen *g, uint64_t n, uint64_t *k)
+{
+	enum wire_flow_event best = WIRE_FLOW_EVENT_NEW;
+	uint64_t total = 0, want_best = n;
+
+	if (!g->mixing && g->mix[WIRE_FLOW_EVENT_NEW] < 100 && g->made_new >= g->flows) {
+		g->mixing = true;
+		g->mix_base = g->made_new;
+	}
+	if (g->mixing) {
+		want_best = 0;
+		for (int e = 0; e < WIRE_FLOW_EVENT_MAX; e++)
+			total += g->made_ev[e];
+		for (int e = 0; e < WIRE_FLOW_EVENT_MAX; e++) {
+			uint64_t want = (total + n) * g->mix[e] / 100;
+
+			want = want > g->made_ev[e] ? want - g->made_ev[e] : 0;
+			if (want > want_best) {
+				best = (enum wire_flow_event)e;
+				want_best = want;
+			}
+		}
+	}
+	*k = want_best < n ? want_best : n;
+	if (*k == 0)
+		*k = 1;         /* rounding: one of the largest share */
+	return best;
 }
 
 /* One held flow's share of a digest: a sum of these commutes. */
@@ -304,12 +375,16 @@ export_some(struct gen *g, uint64_t now)
 {
 	if (g->rate != 0) {
 		g->credit += (double)g->rate * (double)(now - g->last_ms) / 1000.0;
-		if (g->credit > (double)g->rate / 10)
-			g->credit = (double)g->rate / 10;     /* at most 100 ms late */
+		if (g->credit > (double)g->rate / 10) {
+			/* at most 100 ms late: what is past that is not made */
+			g->late += (uint64_t)(g->credit - (double)g->rate / 10);
+			g->credit = (double)g->rate / 10;
+		}
 	}
 	g->last_ms = now;
 	while (g->conn != 0 && !g->sink && !new_ended(g)) {
 		uint64_t n = g->batch, m = made(g);
+		enum wire_flow_event ev;
 
 		if (g->count != 0 && g->count - m < n)
 			n = g->count - m;
@@ -319,9 +394,14 @@ export_some(struct gen *g, uint64_t now)
 			n = (uint64_t)g->credit;
 		if (n == 0)
 			return;
-		for (uint64_t i = 0; i < n; i++)
-			new_flow(g, m + i, &g->wflows[i]);
-		if (send_batch(g, WIRE_FLOW_EVENT_NEW, n) < 0) {
+		ev = next_event(g, n, &n);
+		for (uint64_t i = 0; i < n; i++) {
+			if (ev == WIRE_FLOW_EVENT_NEW)
+				new_flow(g, g->made_new + i, &g->wflows[i]);
+			else
+				mix_flow(g, ev, g->made_ev[ev] + i, &g->wflows[i]);
+		}
+		if (send_batch(g, ev, n) < 0) {
 			if (!g->lossy || g->rate == 0)
 				return;         /* ring full: next tick */
 			g->dropped += n;
@@ -329,6 +409,10 @@ export_some(struct gen *g, uint64_t now)
 		} else {
 			g->exported += n;
 		}
+		if (ev == WIRE_FLOW_EVENT_NEW)
+			g->made_new += n;
+		if (g->mixing)
+			g->made_ev[ev] += n;
 		if (g->rate != 0)
 			g->credit -= (double)n;
 	}
@@ -428,12 +512,29 @@ parse_backends(struct gen *g, char *list)
 	return g->n_backends > 0 ? 0 : -1;
 }
 
+/* NEW:REFRESH:CLOSE, percentages adding up to 100, NEW's above 0. */
+static int
+parse_mix(struct gen *g, const char *arg)
+{
+	unsigned long long n, r, c;
+	char tail;
+
+	if (sscanf(arg, "%llu:%llu:%llu%c", &n, &r, &c, &tail) != 3 || n == 0 ||
+	    n + r + c != 100)
+		return -1;
+	g->mix[WIRE_FLOW_EVENT_NEW] = n;
+	g->mix[WIRE_FLOW_EVENT_REFRESH] = r;
+	g->mix[WIRE_FLOW_EVENT_CLOSE] = c;
+	return 0;
+}
+
 static void
 usage(void)
 {
 	fprintf(stderr, "usage: dpgen --service NAME [--rate N] [--rate-file F] "
 		"[--count N | --sink] [--batch N] [--offset N] [--flows N] [--refresh S] "
-		"[--lossy] [--vip ADDR] [--port P] [--backends ADDR,...]\n");
+		"[--lossy] [--mix NEW:REFRESH:CLOSE] [--vip ADDR] [--port P] "
+		"[--backends ADDR,...]\n");
 }
 
 int
@@ -453,10 +554,11 @@ main(int argc, char **argv)
 		{ "flows", required_argument, NULL, 'F' },
 		{ "refresh", required_argument, NULL, 'R' },
 		{ "lossy", no_argument, NULL, 'L' },
+		{ "mix", required_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const struct ipc_handlers h = { .request = serve, .disconnected = disconnected };
-	struct gen g = { .batch = 1024, .port = 8000 };
+	struct gen g = { .batch = 1024, .port = 8000, .mix = { [WIRE_FLOW_EVENT_NEW] = 100 } };
 	char defaults[] = "198.18.0.21,198.18.0.22,198.18.0.23";
 	const char *service = NULL;
 	qb_loop_signal_handle sh;
@@ -485,6 +587,12 @@ main(int argc, char **argv)
 		case 'F': g.flows = strtoull(optarg, NULL, 10); break;
 		case 'R': g.refresh_ms = strtoull(optarg, NULL, 10) * 1000; break;
 		case 'L': g.lossy = true; break;
+		case 'M':
+			if (parse_mix(&g, optarg) < 0) {
+				usage();
+				return 2;
+			}
+			break;
 		case 'B':
 			if (parse_backends(&g, optarg) < 0) {
 				usage();
@@ -494,7 +602,8 @@ main(int argc, char **argv)
 		default: usage(); return 2;
 		}
 	}
-	if (service == NULL || g.batch == 0 || g.batch > IPC_FLOWS_PER_MSG_MAX || g.port > 65535) {
+	if (service == NULL || g.batch == 0 || g.batch > IPC_FLOWS_PER_MSG_MAX || g.port > 65535 ||
+	    (g.mix[WIRE_FLOW_EVENT_NEW] < 100 && g.flows < 4)) {
 		usage();
 		return 2;
 	}
