@@ -51,6 +51,16 @@ daemon_mono_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
+/* CLOCK_THREAD_CPUTIME_ID in µs: the CPU this thread used, not the wall. */
+static inline uint64_t
+daemon_thread_cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 /* CLOCK_REALTIME in µs: stamps other nodes read (lag, restarts). */
 static inline uint64_t
 daemon_real_us(void)

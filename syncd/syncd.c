@@ -46,6 +46,8 @@ struct syncd {
 	bool tick_fast;
 	uint64_t tick_due_us;           /* when the armed tick should fire */
 	struct lathist loop_lag;        /* how late it fired: the loop's stalls */
+	struct lathist loop_cpu;        /* CPU the loop used between two ticks */
+	uint64_t tick_cpu_us;           /* the thread's CPU time at the last tick */
 	bool subscribed;
 	bool dumping;                   /* a reconciliation is reading the tables */
 	bool dump_then_import;          /* it follows a (re)connection */
@@ -312,7 +314,7 @@ on_tick(int32_t fd, int32_t revents, void *arg)
 	bool synced;
 
 	(void)revents;
-	uint64_t now_us;
+	uint64_t now_us, cpu_us;
 
 	if (!daemon_timer_fired(fd))
 		return 0;
@@ -323,6 +325,15 @@ on_tick(int32_t fd, int32_t revents, void *arg)
 	now_us = daemon_mono_us();
 	lathist_add(&s->loop_lag, now_us > s->tick_due_us ? now_us - s->tick_due_us : 0);
 	lathist_tick(&s->loop_lag, now_us);
+	/*
+	 * What the loop itself did meanwhile: no callback ran longer than
+	 * this, whatever the scheduler did (the rest of a stall is time
+	 * without a core).
+	 */
+	cpu_us = daemon_thread_cpu_us();
+	lathist_add(&s->loop_cpu, cpu_us - s->tick_cpu_us);
+	lathist_tick(&s->loop_cpu, now_us);
+	s->tick_cpu_us = cpu_us;
 	s->tick_fast = false;
 	repl_tick(s->repl, daemon_mono_ms(), daemon_real_us());
 	if (repl_want_reconcile(s->repl) && s->subscribed && !s->dumping)
@@ -384,6 +395,7 @@ counters(struct syncd *s, const struct wire_ctl_msg *req, struct wire_ctl_msg *r
 	ipc_counter_add(&l, "sync", "import_queue", repl_import_queue(s->repl));
 	ipc_counter_add(&l, "sync", "loop_lag_p99_us", lathist_quantile(&s->loop_lag, 0.99));
 	ipc_counter_add(&l, "sync", "loop_lag_max_us", lathist_quantile(&s->loop_lag, 1.0));
+	ipc_counter_add(&l, "sync", "loop_cpu_max_us", lathist_quantile(&s->loop_cpu, 1.0));
 	ipc_counter_add_array(&l, "sync", repl_node_counter_names, node, REPL_NODE_COUNTER_MAX);
 	ipc_counter_add_array(&l, "sync", wire_drop_names, repl_wire_counters(s->repl)->drops,
 			      WIRE_DROP_MAX);
@@ -703,6 +715,7 @@ syncd_create(qb_loop_t *loop, const struct syncd_options *o)
 		qb_log(LOG_ERR, "cannot set up the tick timer: %s", strerror(-s->tick_fd));
 		goto fail;
 	}
+	s->tick_cpu_us = daemon_thread_cpu_us();
 	tick_arm(s, true);
 	qb_log(LOG_INFO, "node %u: %u VIP(s) in %u sync group(s); dataplane service %s",
 	       s->cfg->node_id, s->cfg->n_vips, catalog_groups(s->cat), o->dataplane_service);
