@@ -37,7 +37,11 @@
 #                                     dp_l2_web_config (one l2 TCP VIP "web",
 #                                     same hash seed, VIPs and backends on
 #                                     every node; default backends 1 2 3),
-#                                     node.id = I, the node's addresses
+#                                     node.id = I, the node's addresses;
+#                                     dp_l2_web_config's knobs (VIP_EXTRA,
+#                                     VIPS_EXTRA, CONF_EXTRA, ...) set for
+#                                     one call give that node a config of
+#                                     its own (check_cluster_shards)
 #   cluster_dataplane_start PREFIX I CONFIG
 #                                     maglb-dataplane on net_af_packet (lb0) in
 #                                     node I, --no-huge, adaptive polling,

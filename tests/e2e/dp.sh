@@ -16,7 +16,12 @@
 #                                SHARED_CAPACITY and FLOWS_EXTRA (keys of the
 #                                flows group) if set,
 #                                DEVICE_EXTRA (",key=value" of the port's vdev),
-#                                CONF_EXTRA (more top-level groups)
+#                                VIP_EXTRA (more keys of "web", e.g. its
+#                                sync_group), VIPS_EXTRA (more VIPs after it:
+#                                "{ ... }, { ... }"), CONF_EXTRA (more
+#                                top-level groups)
+#   dp_l2_backends N...          the backends list of those VIPs (l2 backends
+#                                N..., without the parentheses), for VIPS_EXTRA
 #
 # Binaries come from MAGLB_BUILD (default: build/ of this checkout). Each
 # prefix gets its own EAL file prefix and IPC service, so tests can run one
@@ -39,20 +44,26 @@ dp_l2_setup() {
 	topo_setup "$P" l2 && start_backends "$P"
 }
 
-dp_l2_web_config() {
-	local out=$1 n bk=""
-	shift
+dp_l2_backends() {
+	local n bk=""
 	for n in "$@"; do
 		bk+="{ address = \"$(topo_backend_addr4 l2 "$n")\"; mac = \"$(topo_backend_mac l2 "$n")\"; },"
 	done
+	printf '%s' "${bk%,}"
+}
+
+dp_l2_web_config() {
+	local out=$1
+	shift
 	cat >"$out" <<CONF
 cluster = { hash_seed = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"; };
 node = { id = 1; address = "$TOPO_LB_ADDR4"; };
 ports = ( { name = "lan0"; device = "net_af_packet0,iface=$TOPO_LB_IF${DEVICE_EXTRA:-}"; } );
 flows = { capacity = ${FLOWS_CAPACITY:-65536}; shared_capacity = ${SHARED_CAPACITY:-65536}; ${FLOWS_EXTRA:-} };
 vips = (
-  { name = "web"; address = "$TOPO_VIP4"; port = $TOPO_PORT; protocol = "tcp"; encap = "l2";
-    backends = ( ${bk%,} ); }
+  { name = "web"; address = "$TOPO_VIP4"; port = $TOPO_PORT; protocol = "tcp"; encap = "l2";${VIP_EXTRA:+ $VIP_EXTRA}
+    backends = ( $(dp_l2_backends "$@") ); }${VIPS_EXTRA:+,
+  $VIPS_EXTRA}
 );
 ${CONF_EXTRA:-}
 CONF
