@@ -196,19 +196,10 @@ maglev_digest(struct dp_maglev *m, uint32_t n_ranks, const struct dp_dest *dests
 static uint64_t
 state_digest(const struct dp_state *s)
 {
-	const struct hash_key key = digest_key();
-	uint8_t buf[CONFIG_NAME_MAX + 1 + 8];
 	uint64_t sum = 0;
 
-	for (uint32_t i = 0; i < s->n_vips; i++) {
-		size_t n = strnlen(s->vips[i].name, CONFIG_NAME_MAX - 1) + 1;
-		uint64_t d = s->vips[i].maglev->digest;
-
-		memcpy(buf, s->vips[i].name, n);    /* with its NUL */
-		for (int b = 0; b < 8; b++)
-			buf[n + b] = (uint8_t)(d >> (8 * b));
-		sum += hash_sip24(&key, buf, n + 8);
-	}
+	for (uint32_t i = 0; i < s->n_vips; i++)
+		sum += hash_vip_digest(s->vips[i].name, s->vips[i].maglev->digest);
 	return sum;
 }
 

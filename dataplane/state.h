@@ -66,7 +66,7 @@ struct dp_maglev {
  * with the same config and the same backends down build the same tables,
  * so the same digests. Computed once per table build, never per request.
  */
-#define STATE_DIGEST_KEY "maglb/digest/v1."
+#define STATE_DIGEST_KEY HASH_DIGEST_KEY
 
 
 struct dp_vip {

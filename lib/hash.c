@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "lib/hash.h"
 
+#include <string.h>
+
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define HASH_AVX2 1
@@ -132,4 +134,18 @@ hash_sip13_2w_burst(const struct hash_key *key, const uint64_t *w0, const uint64
 #endif
 	for (; i < n; i++)
 		out[i] = sip13_2w(key, w0[i], w1[i]);
+}
+
+uint64_t
+hash_vip_digest(const char *name, uint64_t maglev_digest)
+{
+	const struct hash_key key = hash_key_from_bytes((const uint8_t *)HASH_DIGEST_KEY);
+	uint8_t buf[HASH_VIP_NAME_MAX + 8];
+	size_t n = strnlen(name, HASH_VIP_NAME_MAX - 1);
+
+	memcpy(buf, name, n);
+	buf[n++] = 0;           /* with its NUL */
+	for (int b = 0; b < 8; b++)
+		buf[n + b] = (uint8_t)(maglev_digest >> (8 * b));
+	return hash_sip24(&key, buf, n + 8);
 }

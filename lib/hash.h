@@ -35,6 +35,17 @@ struct hash_key hash_key_from_bytes(const uint8_t bytes[16]);
 /* SipHash-2-4 of len bytes at data. Thread-safe. */
 uint64_t hash_sip24(const struct hash_key *key, const void *data, size_t len);
 
+/*
+ * The key of Maglev digests (dataplane/state.h), and one VIP's share of a
+ * digest of several: SipHash-2-4 of its name (NUL included, at most
+ * HASH_VIP_NAME_MAX bytes of it) and its table's digest, little-endian.
+ * The shares of a set of VIPs add up to the set's digest, in any order:
+ * a node's (every VIP) or a sync group's (its VIPs).
+ */
+#define HASH_DIGEST_KEY "maglb/digest/v1."
+enum { HASH_VIP_NAME_MAX = 64 };
+uint64_t hash_vip_digest(const char *name, uint64_t maglev_digest);
+
 static inline uint64_t
 hash_rotl(uint64_t x, unsigned r)
 {

@@ -191,6 +191,15 @@ catalog_group_find(const struct catalog *c, const char *name)
 	return -ENOENT;
 }
 
+int
+catalog_vip_find(const struct catalog *c, const char *name)
+{
+	for (uint16_t v = 0; v < c->n_vips; v++)
+		if (strcmp(c->vips[v].name, name) == 0)
+			return v;
+	return -ENOENT;
+}
+
 /* The VIP of exactly (family, addr, proto, port), or -1. */
 static int
 vip_search(const struct catalog *c, uint8_t family, const uint8_t *addr, uint8_t proto,

@@ -65,6 +65,9 @@ uint16_t catalog_groups(const struct catalog *c);
 const char *catalog_group_name(const struct catalog *c, uint16_t group);
 int catalog_group_find(const struct catalog *c, const char *name);
 
+/* The VIP named name: its index, or -ENOENT. */
+int catalog_vip_find(const struct catalog *c, const char *name);
+
 /*
  * The VIP and backend indices of entry f: 0, -ENOENT when no VIP of this
  * node matches f's key (an exact port first, then an every-port VIP), or

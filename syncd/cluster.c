@@ -60,6 +60,8 @@ struct syncd_cluster {
 	uint8_t *send_buf;              /* CLUSTER_MSG_MAX: one encoded multicast */
 	struct wire_ctl_ownership_entry *vips; /* CONFIG_VIPS_MAX: an OWNERSHIP_SET's */
 	uint64_t role_changed_unix_ms;  /* CLOCK_REALTIME of the last change; 0 never */
+	uint64_t vips_digest;           /* the dataplane's digest its VIP list is of */
+	bool vips_asking;               /* a VIP list request is on its way */
 };
 
 /* An acknowledgement's outcome for the engine: 0, the IPC's -errno, or
@@ -177,18 +179,51 @@ op_backend_set(void *arg, uint32_t v, uint32_t b, bool down)
 	return link_send(c, &m, backend_set_done);
 }
 
+/* The dataplane's VIPs with their Maglev digests: each sync group's own. */
+static void
+vip_digests_done(void *arg, int rc, const struct wire_ctl_msg *resp)
+{
+	struct syncd_cluster *c = link_done(arg);
+	struct repl_vip_digest *v;
+	size_t n;
+
+	if (c == NULL)
+		return;
+	c->vips_asking = false;
+	if (rc != 0 || resp->kind != WIRE_CTL_VIP_LIST_RESPONSE) {
+		c->vips_digest = 0;     /* asked again at the next answer */
+		return;
+	}
+	n = resp->vip_list.n_vips;
+	v = calloc(n > 0 ? n : 1, sizeof(*v));
+	if (v != NULL) {
+		for (size_t i = 0; i < n; i++) {
+			snprintf(v[i].name, sizeof(v[i].name), "%s", resp->vip_list.vips[i].name);
+			v[i].digest = resp->vip_list.vips[i].maglev_digest;
+		}
+	}
+	if (v == NULL || repl_set_vip_digests(c->repl, v, n) < 0)
+		c->vips_digest = 0;
+	free(v);
+}
+
 static void
 pong(void *arg, int rc, const struct wire_ctl_msg *resp)
 {
 	struct syncd_cluster *c = link_done(arg);
 	bool ok = rc == 0 && resp->kind == WIRE_CTL_STATUS_RESPONSE;
 	uint64_t digest = ok ? resp->status.maglev_digest : 0;
+	struct wire_ctl_msg m = { .kind = WIRE_CTL_VIP_LIST_REQUEST };
 
 	if (c == NULL)
 		return;
 	membership_pong(c->engine, ok, digest, daemon_mono_ms());
-	if (ok)
-		repl_set_maglev_digest(c->repl, digest);
+	/* the tables changed (or were never read): read each VIP's */
+	if (ok && digest != c->vips_digest && !c->vips_asking &&
+	    link_send(c, &m, vip_digests_done) == 0) {
+		c->vips_asking = true;
+		c->vips_digest = digest;
+	}
 }
 
 static int

@@ -11,6 +11,7 @@
 #include "syncd/cache.h"
 #include "syncd/catalog.h"
 #include "syncd/lathist.h"
+#include "lib/hash.h"
 #include "syncd/repl_private.h"
 
 enum {
@@ -209,8 +210,11 @@ repl_destroy(struct repl *r)
 	cache_destroy(r->cache);
 	free(r->scratch);
 	free(r->buf);
+	free(r->vip_digests);
 	free(r);
 }
+
+static void group_digests(struct repl *r);
 
 /* Move the state of old group o to new group n (matched by name). */
 static void
@@ -272,6 +276,7 @@ repl_set_catalog(struct repl *r, const struct catalog *cat, uint32_t now_ms)
 	r->n_groups = catalog_groups(cat);
 	r->cache = c;
 	r->cat = cat;
+	group_digests(r);
 	return 0;
 }
 
@@ -376,10 +381,40 @@ repl_set_max_idle(struct repl *r, uint32_t max_idle_ms)
 		r->p.max_idle_ms = max_idle_ms;
 }
 
-void
-repl_set_maglev_digest(struct repl *r, uint64_t digest)
+/* Each group's Maglev digest from the VIP list, for the catalog in use. */
+static void
+group_digests(struct repl *r)
 {
-	r->maglev_digest = digest;
+	for (uint16_t gi = 0; gi < r->n_groups; gi++)
+		r->groups[gi].maglev_digest = 0;
+	for (size_t i = 0; i < r->n_vip_digests; i++) {
+		const struct repl_vip_digest *d = &r->vip_digests[i];
+		int v = catalog_vip_find(r->cat, d->name);
+
+		if (v >= 0)     /* a VIP syncd's config lacks says nothing */
+			r->groups[catalog_vip(r->cat, (uint16_t)v)->group].maglev_digest +=
+				hash_vip_digest(d->name, d->digest);
+	}
+}
+
+int
+repl_set_vip_digests(struct repl *r, const struct repl_vip_digest *v, size_t n)
+{
+	struct repl_vip_digest *copy = NULL;
+
+	if (n > 0) {
+		copy = malloc(n * sizeof(*copy));
+		if (copy == NULL)
+			return -ENOMEM;
+		memcpy(copy, v, n * sizeof(*copy));
+		for (size_t i = 0; i < n; i++)
+			copy[i].name[sizeof(copy[i].name) - 1] = 0;
+	}
+	free(r->vip_digests);
+	r->vip_digests = copy;
+	r->n_vip_digests = n;
+	group_digests(r);
+	return 0;
 }
 
 uint64_t

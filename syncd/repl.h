@@ -337,12 +337,21 @@ bool repl_holds_flows(const struct repl *r);
 uint16_t repl_groups(const struct repl *r);
 void repl_group_status(const struct repl *r, uint16_t group, struct repl_group_status *st);
 const uint64_t *repl_node_counters(const struct repl *r);
+/* One VIP's Maglev digest, as the dataplane's VIP list gives it. */
+struct repl_vip_digest {
+	char name[WIRE_NAME_MAX];
+	uint64_t digest;
+};
+
 /*
- * The dataplane's Maglev digest (its tables, all VIPs), which this node's
- * answers to verify rounds carry: nodes that agree on backend health
- * build the same tables.
+ * The dataplane's VIPs and their Maglev digests (copied). Each group's
+ * answer to a verify round carries the digest of its own VIPs
+ * (hash_vip_digest() summed): nodes that agree on a group's backend
+ * health build the same tables for it, whatever other VIPs each has. A
+ * group none of whose VIPs is listed answers 0, unknown. 0 or -ENOMEM
+ * (the digests known before stay).
  */
-void repl_set_maglev_digest(struct repl *r, uint64_t digest);
+int repl_set_vip_digests(struct repl *r, const struct repl_vip_digest *v, size_t n);
 
 /* Entries waiting in the import queue (sent or not, unacknowledged). */
 uint64_t repl_import_queue(const struct repl *r);

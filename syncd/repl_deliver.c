@@ -174,7 +174,7 @@ on_digest(struct repl *r, uint16_t gi, uint32_t sender, const struct wire_sync_m
 			.kind = WIRE_SYNC_DIGEST, .epoch = m->epoch, .peer = sender,
 			.entry_count = entries > 0 ? (uint64_t)entries : 0,
 			.digest = st.digest - ahead.digest,
-			.maglev_digest = r->maglev_digest,
+			.maglev_digest = g->maglev_digest,
 		};
 		size_t len;
 

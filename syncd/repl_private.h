@@ -155,6 +155,7 @@ struct group {
 	struct batch out[KINDS];
 	struct keyset later[KINDS];     /* REFRESH and CLOSE: flows pending */
 	bool pending;                   /* a batch has entries */
+	uint64_t maglev_digest;         /* of its VIPs' tables, 0 unknown */
 	struct inflight *inflight;      /* the ring: if_mask + 1 slots */
 	uint32_t if_mask;
 	struct stream streams[STREAMS_MAX];
@@ -178,7 +179,8 @@ struct import_batch {
 
 struct repl {
 	struct repl_params p;
-	uint64_t maglev_digest;         /* the dataplane's, for verify rounds */
+	struct repl_vip_digest *vip_digests;    /* the dataplane's VIP list */
+	size_t n_vip_digests;
 	struct repl_ops ops;
 	void *arg;
 	const struct catalog *cat;

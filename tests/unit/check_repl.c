@@ -16,6 +16,7 @@
 #include "syncd/cache.h"
 #include "syncd/catalog.h"
 #include "syncd/repl.h"
+#include "lib/hash.h"
 
 enum { NODES_MAX = 3, QUEUE_MAX = 200000 };
 
@@ -681,6 +682,16 @@ START_TEST(test_dump_adopts_own_flows)
 }
 END_TEST
 
+/* Node i's dataplane lists one VIP, name, with a Maglev digest. */
+static void
+vip_digest(int i, const char *name, uint64_t digest)
+{
+	struct repl_vip_digest v = { .digest = digest };
+
+	snprintf(v.name, sizeof(v.name), "%s", name);
+	ck_assert_int_eq(repl_set_vip_digests(nodes[i].r, &v, 1), 0);
+}
+
 START_TEST(test_verify)
 {
 	struct repl_digest d[NODES_MAX];
@@ -696,9 +707,9 @@ START_TEST(test_verify)
 	export(2, WIRE_FLOW_EVENT_NEW, 5000, 200, 1);
 	settle();
 	/* each answer carries its dataplane's Maglev digest: node 3's differs */
-	repl_set_maglev_digest(nodes[0].r, 0xabc);
-	repl_set_maglev_digest(nodes[1].r, 0xabc);
-	repl_set_maglev_digest(nodes[2].r, 0xdef);
+	vip_digest(0, "web", 0xabc);
+	vip_digest(1, "web", 0xabc);
+	vip_digest(2, "web", 0xdef);
 	round = repl_verify_start(nodes[1].r, 0);
 	ck_assert_int_ge(round, 1);
 	settle();
@@ -708,7 +719,7 @@ START_TEST(test_verify)
 	for (int i = 0; i < 3; i++) {
 		ck_assert_uint_eq(d[i].entries, 3200);
 		ck_assert_uint_eq(d[i].digest, d[0].digest);
-		ck_assert_uint_eq(d[i].maglev, d[i].node == 3 ? 0xdef : 0xabc);
+		ck_assert_uint_eq(d[i].maglev, hash_vip_digest("web", d[i].node == 3 ? 0xdef : 0xabc));
 	}
 	/* node 3 holds an entry the others never got: it disagrees */
 	nodes[2].cpg_broken = true;
@@ -724,6 +735,43 @@ START_TEST(test_verify)
 	for (int i = 0; i < 3; i++)
 		ck_assert_uint_eq(d[i].entries, (d[i].node == 3 ? 3201u : 3200u));
 	ck_assert_uint_eq(status(2).counters[REPL_DROP_SEND_ERROR], 1);
+}
+END_TEST
+
+/*
+ * A group's answer carries the Maglev digest of its own VIPs: node 3
+ * lacks VIP dns (group dns of its own) and agrees on the default group.
+ */
+START_TEST(test_verify_maglev_per_group)
+{
+	struct repl_vip_digest both[3] = { { "web", 0xabc }, { "dns", 0x123 },
+					   { "gone", 0x77 } };     /* not in the config */
+	struct repl_digest d[NODES_MAX];
+	uint32_t n_members = 0;
+	int round;
+
+	node_start(0, EXTRA_DNS_OWN_GROUP);
+	node_start(1, EXTRA_DNS_OWN_GROUP);
+	node_start(2, EXTRA_NONE);
+	members(7);
+	settle();
+	ck_assert_int_eq(repl_set_vip_digests(nodes[0].r, both, 3), 0);
+	ck_assert_int_eq(repl_set_vip_digests(nodes[1].r, both, 2), 0);
+	vip_digest(2, "web", 0xabc);
+	round = repl_verify_start(nodes[0].r, 0);
+	ck_assert_int_ge(round, 1);
+	settle();
+	ck_assert_uint_eq(repl_verify_result(nodes[0].r, 0, (uint32_t)round, d, NODES_MAX,
+					     &n_members), 3);
+	for (int i = 0; i < 3; i++)
+		ck_assert_uint_eq(d[i].maglev, hash_vip_digest("web", 0xabc));
+	round = repl_verify_start(nodes[1].r, 1);
+	ck_assert_int_ge(round, 1);
+	settle();
+	ck_assert_uint_eq(repl_verify_result(nodes[1].r, 1, (uint32_t)round, d, NODES_MAX,
+					     &n_members), 2);
+	for (int i = 0; i < 2; i++)
+		ck_assert_uint_eq(d[i].maglev, hash_vip_digest("dns", 0x123));
 }
 END_TEST
 
@@ -1490,6 +1538,7 @@ repl_suite(void)
 	tcase_add_test(tc, test_dataplane_restart_imports_all);
 	tcase_add_test(tc, test_dump_adopts_own_flows);
 	tcase_add_test(tc, test_verify);
+	tcase_add_test(tc, test_verify_maglev_per_group);
 	tcase_add_test(tc, test_verify_agrees_exports_batched);
 	tcase_add_test(tc, test_verify_agrees_exports_queued);
 	tcase_add_test(tc, test_verify_agrees_exports_multicast);
