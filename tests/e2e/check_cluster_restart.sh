@@ -46,16 +46,7 @@ SYNCED_BOUND_MS=30000
 RECONNECT_BOUND_MS=20000
 
 dir=$(mktemp -d)
-declare -A paused=()
-pause() { kill -STOP "$1" && paused[$1]=1; }        # PID: SIGSTOP, undone on exit
-resume() { kill -CONT "$1" && unset "paused[$1]"; }
-resume_all() {
-	local pid
-	for pid in "${!paused[@]}"; do
-		kill -CONT "$pid" 2>/dev/null
-	done
-}
-cluster_on_exit "$P" "$dir" resume_all
+cluster_on_exit "$P" "$dir"
 
 now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
 SUMMARY=()
@@ -270,16 +261,16 @@ b_resynced() {
 }
 restart_b_empty || exit 1
 a_syncd=$(_cluster_pid "$P" syncd-n1)
-pause "$a_syncd"
+cluster_pause "$a_syncd"
 cluster_syncd_start "$P" 2 "$dir/n2.conf" || exit 1
 check "b (slow donor): B's syncd read its dataplane, awaits the resync" await_cond 20 b_waits_donor
 b_dp=$(_cluster_pid "$P" dataplane-n2)
-pause "$b_dp"
-resume "$a_syncd"
+cluster_pause "$b_dp"
+cluster_resume "$a_syncd"
 check "b (slow donor): B's syncd got the $HELD entries of the resync" await_cond 20 b_resynced
 slow=$(cluster_sync_json "$P" 2 | jq -c --argjson b "$(cluster_syncd_counter "$P" 2 sync import_batches)" \
 	'{synced: .node.synced, import_batches: $b, imported: .groups[0].imported}')
-resume "$b_dp"
+cluster_resume "$b_dp"
 figure "b (slow donor): with the resync in and its dataplane stopped, B's syncd says $slow"
 check "b (slow donor): ... not synced while its dataplane has imported none of them" \
 	test "$(jq .synced <<<"$slow")" = 0

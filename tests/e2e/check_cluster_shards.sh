@@ -29,16 +29,7 @@ CONNS_B=90
 
 dir=$(mktemp -d)
 E2E_PASSED=0 E2E_FAILED=0
-declare -A paused=()
-pause() { kill -STOP "$1" && paused[$1]=1; }        # PID: SIGSTOP, undone on exit
-resume() { kill -CONT "$1" && unset "paused[$1]"; }
-resume_all() {
-	local pid
-	for pid in "${!paused[@]}"; do
-		kill -CONT "$pid" 2>/dev/null
-	done
-}
-cluster_on_exit "$P" "$dir" resume_all
+cluster_on_exit "$P" "$dir"
 t_start=$SECONDS
 
 # node_config I: node I's maglb.conf, VIP B only on nodes 1 and 2.
@@ -212,7 +203,7 @@ check "b: node 1 sees gb's members 1 (alone)" await_cond 20 members_are 1 gb 1
 check "b: CPG group maglb:gb is node 1 alone" test "$(cpg_nodes 1 maglb:gb)" = 1
 # The donor paused: node 2's resync waits, naming whom each group asked.
 a_syncd=$(_cluster_pid "$P" syncd-n1)
-pause "$a_syncd"
+cluster_pause "$a_syncd"
 cluster_syncd_start "$P" 2 "$dir/n2.conf" || exit 1
 for g in ga gb; do
 	check "b: node 2's $g resyncs from node 1, a member of $g ($(gv 2 "$g" state_name), donor $(gv 2 "$g" donor))" \
@@ -221,7 +212,7 @@ for g in ga gb; do
 done
 check "b: node 2's syncd is not synced while its donor is paused" \
 	test "$(cluster_sync_value "$P" 2 synced)" = 0
-resume "$a_syncd"
+cluster_resume "$a_syncd"
 check "b: node 2's syncd is synced again" cluster_await_synced "$P" 2
 for g in ga gb; do
 	n1=$(group_entries 1 "$g")

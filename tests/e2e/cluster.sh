@@ -109,8 +109,11 @@
 #   cluster_qdevice_voting PREFIX I   true while node I's votequorum counts
 #                                     the qdevice's vote (corosync-quorumtool:
 #                                     its flags A,V)
+#   cluster_pause PID, cluster_resume PID
+#                                     SIGSTOP, SIGCONT; still paused at exit:
+#                                     resumed by cluster_on_exit's trap
 #   cluster_on_exit PREFIX DIR [FN]   traps for a test: at its exit FN (its
-#                                     own undoing, e.g. SIGCONT), the logs if
+#                                     own undoing), the logs if
 #                                     it failed, cluster_teardown, DIR removed;
 #                                     the exit status kept; INT and TERM exit
 #                                     130 and 143
@@ -781,9 +784,18 @@ cluster_fail() {
 	exit 1
 }
 
+# cluster_pause PID, cluster_resume PID: SIGSTOP and SIGCONT; what is
+# still paused is resumed on exit (cluster_on_exit), before the teardown.
+declare -A _cluster_paused=()
+cluster_pause() { kill -STOP "$1" && _cluster_paused[$1]=1; }
+cluster_resume() { kill -CONT "$1" && unset "_cluster_paused[$1]"; }
+
 _cluster_on_exit() {
 	local rc=$? p=${_cluster_exit_args[0]} dir=${_cluster_exit_args[1]}
-	local fn=${_cluster_exit_args[2]:-}
+	local fn=${_cluster_exit_args[2]:-} pid
+	for pid in "${!_cluster_paused[@]}"; do
+		kill -CONT "$pid" 2>/dev/null
+	done
 	[ -z "$fn" ] || "$fn"
 	if [ "$rc" -ne 0 ]; then
 		cluster_logs "$p"
