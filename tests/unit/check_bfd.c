@@ -228,8 +228,8 @@ next_sent(uint32_t i)
 	return last_sent(i);
 }
 
-/* bring_up: the router's Init (its answer to our Down) brings session 0
- * Up; the packet is fed with the test clock at the last argument. */
+/* bring_up: the router's Init (its answer to session 0's Down) brings
+ * session 0 Up; the packet is fed at test clock now. */
 static void
 bring_up(bool auth, bool serving, uint64_t now)
 {
