@@ -9,7 +9,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 
-#include "ctl/json.h"
+#include "lib/json.h"
 #include "ctl/maglbctl.h"
 
 static const struct maglbctl_column bfd_columns[] = {

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ctl/json.h"
+#include "lib/json.h"
 #include "ctl/maglbctl.h"
 
 static const char *

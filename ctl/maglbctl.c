@@ -22,7 +22,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "ctl/json.h"
+#include "lib/json.h"
 #include "ctl/maglbctl.h"
 #include "lib/ipc_client.h"
 

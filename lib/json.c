@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include "ctl/json.h"
+#include "lib/json.h"
 
 #include <assert.h>
 #include <errno.h>

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A tiny streaming JSON writer for maglbctl --json: one document, written
- * as it goes, two-space indented. Strings are escaped (quote, backslash,
+ * A tiny streaming JSON writer for maglbctl --json and maglb-monitor's
+ * API: one document, written as it goes, two-space indented. Strings are escaped (quote, backslash,
  * control characters); bytes that are not valid UTF-8 become U+FFFD, so
  * the output is always valid JSON whatever a name holds.
  *
  * Members of an object take a key; values in an array or at the top take
  * NULL. Nesting deeper than JSON_DEPTH_MAX is a bug (assert).
  */
-#ifndef MAGLB_CTL_JSON_H
-#define MAGLB_CTL_JSON_H
+#ifndef MAGLB_LIB_JSON_H
+#define MAGLB_LIB_JSON_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -45,4 +45,4 @@ int json_finish(struct json *j);
 /* Write s as a JSON string literal, quotes included. */
 void json_write_string(FILE *f, const char *s);
 
-#endif /* MAGLB_CTL_JSON_H */
+#endif /* MAGLB_LIB_JSON_H */
