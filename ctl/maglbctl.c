@@ -604,12 +604,13 @@ maglbctl_json_backends(struct json *j, const struct wire_ctl_vip_list *l)
 	json_array_end(j);
 }
 
-/* vips [NAME] and backends [VIP]: one VIP_LIST request. */
+/* vips [NAME] and backends [VIP]: VIP_LIST requests, page after page. */
 static int
 maglbctl_vip_list(struct maglbctl *m, int argc, char **argv, bool backends)
 {
 	struct wire_ctl_msg req = { .kind = WIRE_CTL_VIP_LIST_REQUEST }, resp;
-	const struct wire_ctl_vip_list *l = &resp.vip_list;
+	struct wire_ctl_vip_list all = { 0 };
+	const struct wire_ctl_vip_list *l = &all;
 	struct json j;
 	int rc;
 
@@ -620,9 +621,21 @@ maglbctl_vip_list(struct maglbctl *m, int argc, char **argv, bool backends)
 		return maglbctl_usage_error("VIP name too long (at most %d "
 					    "characters)", WIRE_NAME_MAX - 1);
 	req.vip_list_request.backends = backends;
-	rc = maglbctl_call(m, &req, WIRE_CTL_VIP_LIST_RESPONSE, &resp);
-	if (rc != 0)
-		return rc;
+	do {
+		rc = maglbctl_call(m, &req, WIRE_CTL_VIP_LIST_RESPONSE, &resp);
+		if (rc != 0) {
+			wire_ctl_vip_list_free(&all);
+			return rc;
+		}
+		if (wire_ctl_vip_list_append(&all, &resp.vip_list) < 0) {
+			fprintf(stderr, "maglbctl: out of memory\n");
+			wire_ctl_msg_free(&resp);
+			wire_ctl_vip_list_free(&all);
+			return MAGLBCTL_EXIT_ERROR;
+		}
+		wire_ctl_msg_free(&resp);
+		req.vip_list_request.cursor = all.next_cursor;
+	} while (all.next_cursor != 0);
 	if (m->json) {
 		maglbctl_json_begin(&j);
 		if (backends)
@@ -637,7 +650,7 @@ maglbctl_vip_list(struct maglbctl *m, int argc, char **argv, bool backends)
 		maglbctl_table(maglbctl_vip_columns, 8, l->n_vips,
 			       maglbctl_vip_cell, l->vips);
 	}
-	wire_ctl_msg_free(&resp);
+	wire_ctl_vip_list_free(&all);
 	return rc;
 }
 

@@ -184,31 +184,103 @@ counters(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg 
 
 /* ---------------------------------------------------------- VIPs, backends */
 
+/* Destination id's traffic, summed over the workers. */
+static void
+dest_traffic(const struct control *c, uint32_t id, struct wire_ctl_traffic *t)
+{
+	*t = (struct wire_ctl_traffic){
+		.packets = dest_sum(c, id, WORKER_DEST_PACKETS),
+		.bytes = dest_sum(c, id, WORKER_DEST_BYTES),
+		.new_flows = dest_sum(c, id, WORKER_DEST_NEW),
+		.untracked = dest_sum(c, id, WORKER_DEST_UNTRACKED),
+		.synced_hits = dest_sum(c, id, WORKER_DEST_SYNCED_HITS),
+		.maglev_picks = dest_sum(c, id, WORKER_DEST_MAGLEV_PICKS),
+	};
+}
+
+static void
+traffic_add(struct wire_ctl_traffic *sum, const struct wire_ctl_traffic *t)
+{
+	sum->packets += t->packets;
+	sum->bytes += t->bytes;
+	sum->new_flows += t->new_flows;
+	sum->untracked += t->untracked;
+	sum->synced_hits += t->synced_hits;
+	sum->maglev_picks += t->maglev_picks;
+}
+
+/*
+ * The end of the page from first: whole VIPs while their backends stay
+ * within VIP_LIST_PAGE_BACKENDS, and always the first.
+ */
+static uint32_t
+vip_list_page_end(const struct dp_state *s, uint32_t first, size_t *n_backends)
+{
+	uint32_t v = first;
+
+	*n_backends = 0;
+	while (v < s->n_vips && (v == first || *n_backends + s->vips[v].n_dests <=
+				 VIP_LIST_PAGE_BACKENDS))
+		*n_backends += s->vips[v++].n_dests;
+	return v;
+}
+
+/* The b-th backend of dv, with its flows and traffic t (zero if not asked). */
+static void
+vip_list_backend(const struct control *c, const struct dp_vip *dv, uint32_t b,
+		 uint64_t flows, const struct wire_ctl_traffic *t,
+		 struct wire_ctl_backend *wb)
+{
+	const struct dp_state *s = control_state(c);
+	const struct dp_dest *d = &s->dests[dv->dests[b]];
+
+	snprintf(wb->vip, sizeof(wb->vip), "%s", dv->name);
+	wb->family = af_of_family(d->family);
+	memcpy(wb->address, d->addr, sizeof(wb->address));
+	wb->weight = d->weight;
+	wb->config_weight = d->config_weight;
+	wb->state = d->status == DEST_DOWN ? WIRE_BACKEND_DOWN :
+		    d->status == DEST_DRAINING ? WIRE_BACKEND_DRAINING :
+		    WIRE_BACKEND_UP;
+	wb->next_hop_resolved = d->resolved;
+	if (d->resolved)
+		memcpy(wb->next_hop_mac, d->tunnel.eth_dst, sizeof(wb->next_hop_mac));
+	wb->maglev_slots = dv->maglev->dest_slots[b];
+	wb->flows = flows;
+	wb->traffic = *t;
+}
+
 static int
 vip_list(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg *resp)
 {
 	const struct dp_state *s = control_state(c);
 	const struct wire_ctl_vip_list_request *q = &req->vip_list_request;
 	struct wire_ctl_vip_list *out = &resp->vip_list;
-	int only = q->name[0] != '\0' ? state_vip_find(s, q->name) : -1;
-	size_t nb = 0;
+	uint32_t first = q->cursor, end;
+	size_t nb;
 
-	if (q->name[0] != '\0' && only < 0)
-		return -ENOENT;
-	for (uint32_t v = 0; v < s->n_vips; v++)
-		nb += s->vips[v].n_dests;
-	out->vips = calloc(s->n_vips ? s->n_vips : 1, sizeof(*out->vips));
-	out->backends = calloc(nb ? nb : 1, sizeof(*out->backends));
+	if (q->name[0] != '\0') {
+		int only = state_vip_find(s, q->name);
+
+		if (only < 0)
+			return -ENOENT;
+		first = (uint32_t)only;
+		end = first + 1;
+		nb = s->vips[first].n_dests;
+	} else {
+		if (first > s->n_vips)
+			return -EINVAL;     /* a cursor past a reload's shrink */
+		end = vip_list_page_end(s, first, &nb);
+	}
+	out->vips = calloc(end > first ? end - first : 1, sizeof(*out->vips));
+	out->backends = calloc(q->backends && nb ? nb : 1, sizeof(*out->backends));
 	resp->kind = WIRE_CTL_VIP_LIST_RESPONSE;
 	if (out->vips == NULL || out->backends == NULL)
 		return -ENOMEM;
-	for (uint32_t v = 0; v < s->n_vips; v++) {
+	for (uint32_t v = first; v < end; v++) {
 		const struct dp_vip *dv = &s->vips[v];
-		struct wire_ctl_vip *w;
+		struct wire_ctl_vip *w = &out->vips[out->n_vips++];
 
-		if (only >= 0 && (uint32_t)only != v)
-			continue;
-		w = &out->vips[out->n_vips++];
 		snprintf(w->name, sizeof(w->name), "%s", dv->name);
 		w->family = af_of_family(dv->family);
 		w->proto = dv->proto;
@@ -216,28 +288,26 @@ vip_list(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg 
 		memcpy(w->address, dv->addr, sizeof(w->address));
 		w->owned = dv->owned;
 		w->maglev_digest = dv->maglev->digest;
+		w->table_size = dv->maglev->size;
 		w->backends = dv->n_dests;
 		for (uint32_t b = 0; b < dv->n_dests; b++) {
 			const struct dp_dest *d = &s->dests[dv->dests[b]];
-			struct wire_ctl_backend *wb;
+			uint64_t flows = dest_sum(c, dv->dests[b], WORKER_DEST_FLOWS);
+			struct wire_ctl_traffic t = { 0 };
 
 			w->backends_up += d->status != DEST_DOWN && d->resolved;
-			w->flows += dest_sum(c, dv->dests[b], WORKER_DEST_FLOWS);
-			if (!q->backends)
-				continue;
-			wb = &out->backends[out->n_backends++];
-			snprintf(wb->vip, sizeof(wb->vip), "%s", dv->name);
-			wb->family = af_of_family(d->family);
-			memcpy(wb->address, d->addr, sizeof(wb->address));
-			wb->weight = d->weight;
-			wb->state = d->status == DEST_DOWN ? WIRE_BACKEND_DOWN :
-				    d->status == DEST_DRAINING ? WIRE_BACKEND_DRAINING :
-				    WIRE_BACKEND_UP;
-			wb->next_hop_resolved = d->resolved;
-			if (d->resolved)
-				memcpy(wb->next_hop_mac, d->tunnel.eth_dst, sizeof(wb->next_hop_mac));
+			w->flows += flows;
+			if (q->stats) {
+				dest_traffic(c, dv->dests[b], &t);
+				traffic_add(&w->traffic, &t);
+			}
+			if (q->backends)
+				vip_list_backend(c, dv, b, q->stats ? flows : 0, &t,
+						 &out->backends[out->n_backends++]);
 		}
 	}
+	if (q->name[0] == '\0' && end < s->n_vips)
+		out->next_cursor = end;
 	return 0;
 }
 

@@ -209,6 +209,7 @@ maglev_unref(struct dp_maglev *mg)
 	if (mg == NULL || --mg->refs > 0)
 		return;
 	free(mg->rank_dest);
+	free(mg->dest_slots);
 	free(mg->slots);
 	free(mg);
 }
@@ -238,7 +239,8 @@ maglev_for_vip(const struct dp_vip *vip, uint32_t size, const struct dp_dest *de
 	}
 	mg->slots = calloc(size, sizeof(*mg->slots));
 	mg->rank_dest = calloc(vip->n_dests, sizeof(*mg->rank_dest));
-	if (mg->slots == NULL || mg->rank_dest == NULL)
+	mg->dest_slots = calloc(vip->n_dests, sizeof(*mg->dest_slots));
+	if (mg->slots == NULL || mg->rank_dest == NULL || mg->dest_slots == NULL)
 		goto fail;
 	mg->size = size;
 	*rc = maglev_build(b, vip->n_dests, mg->size, mg->slots, order);
@@ -246,6 +248,9 @@ maglev_for_vip(const struct dp_vip *vip, uint32_t size, const struct dp_dest *de
 		goto fail;
 	for (uint32_t r = 0; r < vip->n_dests; r++)
 		mg->rank_dest[r] = vip->dests[order[r]];
+	for (uint32_t i = 0; i < mg->size; i++)
+		if (mg->slots[i] != MAGLEV_SLOT_NONE)
+			mg->dest_slots[order[mg->slots[i]]]++;
 	*rc = maglev_digest(mg, vip->n_dests, dests);
 	if (*rc < 0)
 		goto fail;

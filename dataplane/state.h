@@ -55,6 +55,8 @@ struct dp_maglev {
 	uint32_t size;
 	uint16_t *slots;        /* slot -> rank, MAGLEV_SLOT_NONE: no backend */
 	uint32_t *rank_dest;    /* rank -> destination id */
+	uint32_t *dest_slots;   /* the slots each of the VIP's destinations
+				 * holds, in dp_vip.dests order (its share) */
 	uint64_t digest;        /* see STATE_DIGEST_KEY */
 };
 

@@ -407,9 +407,32 @@ struct wire_ctl_counters {
 	size_t count;
 };
 
+/*
+ * A VIP list comes in pages of whole VIPs, as many as hold no more than
+ * VIP_LIST_PAGE_BACKENDS backends together (at least one VIP), so that a
+ * page with traffic stays well under the IPC bound (about 100 bytes a
+ * backend with every field) and a VIP of CONFIG_BACKENDS_MAX backends
+ * still fits alone.
+ */
+enum {
+	VIP_LIST_PAGE_BACKENDS = 4096,
+};
+
 struct wire_ctl_vip_list_request {
 	char name[WIRE_NAME_MAX];   /* one VIP; "" every VIP */
 	bool backends;              /* also list their backends */
+	bool stats;                 /* and the traffic of VIPs and backends */
+	uint32_t cursor;            /* first VIP: 0, then the last next_cursor */
+};
+
+/* Since the dataplane started; untracked: packets past the insert cap. */
+struct wire_ctl_traffic {
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t new_flows;
+	uint64_t untracked;
+	uint64_t synced_hits;
+	uint64_t maglev_picks;
 };
 
 struct wire_ctl_vip {
@@ -423,6 +446,8 @@ struct wire_ctl_vip {
 	uint32_t backends_up;
 	uint64_t flows;
 	uint64_t maglev_digest;     /* of its Maglev table */
+	uint32_t table_size;        /* Maglev's M */
+	struct wire_ctl_traffic traffic;  /* when asked: its backends' sums */
 };
 
 struct wire_ctl_backend {
@@ -435,6 +460,10 @@ struct wire_ctl_backend {
 				     * bytes, else none) */
 	uint8_t next_hop_mac[WIRE_MAC_LEN];  /* where its packets go on the link:
 				     * the gateway, the backend (on-link, l2) */
+	uint32_t config_weight;     /* the config's; weight is as set now */
+	uint32_t maglev_slots;      /* of its VIP's table, held now */
+	uint64_t flows;             /* when asked: the workers' entries for it */
+	struct wire_ctl_traffic traffic;  /* when asked */
 };
 
 struct wire_ctl_vip_list {
@@ -442,6 +471,7 @@ struct wire_ctl_vip_list {
 	size_t n_vips;
 	struct wire_ctl_backend *backends;
 	size_t n_backends;
+	uint32_t next_cursor;       /* 0: the list is complete */
 };
 
 struct wire_ctl_backend_set {
@@ -748,5 +778,16 @@ int wire_ctl_decode(const uint8_t *buf, size_t len, struct wire_ctl_msg *m,
  * whose arrays the caller built itself.
  */
 void wire_ctl_msg_free(struct wire_ctl_msg *m);
+
+/*
+ * Append a page's VIPs and backends (copied; the page stays the caller's)
+ * to *all, which starts zeroed: 0, or -ENOMEM and *all unchanged. The
+ * caller frees *all with wire_ctl_vip_list_free().
+ */
+int wire_ctl_vip_list_append(struct wire_ctl_vip_list *all,
+			     const struct wire_ctl_vip_list *page);
+
+/* Free the arrays of a list built by wire_ctl_vip_list_append(), zero it. */
+void wire_ctl_vip_list_free(struct wire_ctl_vip_list *l);
 
 #endif /* MAGLB_PROTO_WIRE_H */

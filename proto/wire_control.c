@@ -462,6 +462,8 @@ vip_list_request_to_c(const void *body, struct wire_ctl_msg *m)
 
 	wire_string_copy(m->vip_list_request.name, WIRE_NAME_MAX, r->name);
 	m->vip_list_request.backends = r->backends;
+	m->vip_list_request.stats = r->stats;
+	m->vip_list_request.cursor = r->cursor;
 	return 0;
 }
 
@@ -473,6 +475,8 @@ vip_list_request_to_pb(const struct wire_ctl_msg *m,
 
 	*r = (Maglb__Control__VipListRequest)MAGLB__CONTROL__VIP_LIST_REQUEST__INIT;
 	r->backends = m->vip_list_request.backends;
+	r->stats = m->vip_list_request.stats;
+	r->cursor = m->vip_list_request.cursor;
 	return string_to_pb(m->vip_list_request.name, WIRE_NAME_MAX, &r->name);
 }
 
@@ -518,6 +522,21 @@ vip_list_check(const void *body, enum wire_drop *why)
 	return true;
 }
 
+/* Vip and Backend carry the same traffic fields, by the same names. */
+#define TRAFFIC_OF_PB(m) ((struct wire_ctl_traffic){                       \
+	.packets = (m)->packets, .bytes = (m)->bytes,                        \
+	.new_flows = (m)->new_flows, .untracked = (m)->untracked,            \
+	.synced_hits = (m)->synced_hits, .maglev_picks = (m)->maglev_picks,  \
+})
+#define TRAFFIC_TO_PB(m, t) do {                                             \
+	(m)->packets = (t)->packets;                                         \
+	(m)->bytes = (t)->bytes;                                             \
+	(m)->new_flows = (t)->new_flows;                                     \
+	(m)->untracked = (t)->untracked;                                     \
+	(m)->synced_hits = (t)->synced_hits;                                 \
+	(m)->maglev_picks = (t)->maglev_picks;                               \
+} while (0)
+
 static void
 vip_to_c(const void *pb, void *item)
 {
@@ -534,6 +553,8 @@ vip_to_c(const void *pb, void *item)
 	out->backends_up = v->backends_up;
 	out->flows = v->flows;
 	out->maglev_digest = v->maglev_digest;
+	out->table_size = v->table_size;
+	out->traffic = TRAFFIC_OF_PB(v);
 }
 
 static void
@@ -550,6 +571,10 @@ backend_to_c(const void *pb, void *item)
 	out->next_hop_resolved = b->next_hop_mac.len == WIRE_MAC_LEN;
 	if (out->next_hop_resolved)
 		memcpy(out->next_hop_mac, b->next_hop_mac.data, WIRE_MAC_LEN);
+	out->config_weight = b->config_weight;
+	out->maglev_slots = b->maglev_slots;
+	out->flows = b->flows;
+	out->traffic = TRAFFIC_OF_PB(b);
 }
 
 static int
@@ -566,6 +591,8 @@ vip_to_pb(const void *item, void *pb)
 	out->backends_up = v->backends_up;
 	out->flows = v->flows;
 	out->maglev_digest = v->maglev_digest;
+	out->table_size = v->table_size;
+	TRAFFIC_TO_PB(out, &v->traffic);
 	return string_to_pb(v->name, WIRE_NAME_MAX, &out->name);
 }
 
@@ -584,6 +611,10 @@ backend_to_pb(const void *item, void *pb)
 	out->weight = b->weight;
 	out->state = (Maglb__Control__BackendState)
 		enum_to_pb(b->state, WIRE_BACKEND_STATE_MAX);
+	out->config_weight = b->config_weight;
+	out->maglev_slots = b->maglev_slots;
+	out->flows = b->flows;
+	TRAFFIC_TO_PB(out, &b->traffic);
 	return string_to_pb(b->vip, WIRE_NAME_MAX, &out->vip);
 }
 
@@ -602,6 +633,9 @@ static const struct ctl_repeated vip_list_repeated[2] = {
 static int
 vip_list_to_c(const void *body, struct wire_ctl_msg *m)
 {
+	const Maglb__Control__VipListResponse *r = body;
+
+	m->vip_list.next_cursor = r->next_cursor;
 	return repeated_to_c(vip_list_repeated, body, &m->vip_list);
 }
 
@@ -611,6 +645,7 @@ vip_list_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 	Maglb__Control__VipListResponse *r = &p->body.vip_list;
 
 	*r = (Maglb__Control__VipListResponse)MAGLB__CONTROL__VIP_LIST_RESPONSE__INIT;
+	r->next_cursor = m->vip_list.next_cursor;
 	return repeated_to_pb(p, vip_list_repeated, &m->vip_list, &r->base);
 }
 
@@ -1819,4 +1854,50 @@ wire_ctl_msg_free(struct wire_ctl_msg *m)
 		break;
 	}
 	memset(m, 0, sizeof(*m));
+}
+
+/* *items (n of size bytes) grown by more copied from add: 0 or -ENOMEM. */
+static int
+items_append(void **items, size_t n, const void *add, size_t more, size_t size)
+{
+	void *bigger;
+
+	if (more == 0)
+		return 0;
+	bigger = realloc(*items, (n + more) * size);
+	if (bigger == NULL)
+		return -ENOMEM;
+	memcpy((uint8_t *)bigger + n * size, add, more * size);
+	*items = bigger;
+	return 0;
+}
+
+int
+wire_ctl_vip_list_append(struct wire_ctl_vip_list *all,
+			 const struct wire_ctl_vip_list *page)
+{
+	void *vips = all->vips, *backends = all->backends;
+
+	if (items_append(&vips, all->n_vips, page->vips, page->n_vips,
+			 sizeof(*page->vips)) < 0)
+		return -ENOMEM;
+	all->vips = vips;           /* realloc'd: the old pointer is gone */
+	if (items_append(&backends, all->n_backends, page->backends,
+			 page->n_backends, sizeof(*page->backends)) < 0)
+		return -ENOMEM;         /* the VIPs' room grew, their count did not */
+	all->backends = backends;
+	all->n_vips += page->n_vips;
+	all->n_backends += page->n_backends;
+	all->next_cursor = page->next_cursor;
+	return 0;
+}
+
+void
+wire_ctl_vip_list_free(struct wire_ctl_vip_list *l)
+{
+	if (l == NULL)
+		return;
+	free(l->vips);
+	free(l->backends);
+	*l = (struct wire_ctl_vip_list){ 0 };
 }

@@ -108,9 +108,10 @@ static struct worker worker0;
 static struct state_ctx *sctx;
 static const uint64_t t0 = 1000000;     /* ms: any time will do */
 
-/* A control thread, not running, with the state of conf published. */
+/* A control thread, not running, with the state of conf published; room
+ * for max_dests destination ids. */
 static void
-setup_with(const char *conf)
+setup_with_dests(const char *conf, uint32_t max_dests)
 {
 	char err[CONFIG_ERROR_MAX] = "";
 	struct state_port port = { .mac = { 0x02, 0xaa, 0, 0, 0, 1 }, .mtu = 1500 };
@@ -121,7 +122,7 @@ setup_with(const char *conf)
 	memset(&worker0, 0, sizeof(worker0));
 	ctl.cfg = config_load_string(conf, "t.conf", err, sizeof(err));
 	ck_assert_msg(ctl.cfg != NULL, "config refused: %s", err);
-	sctx = state_ctx_create(64, &port);
+	sctx = state_ctx_create(max_dests, &port);
 	ck_assert_ptr_nonnull(sctx);
 	s = state_build(sctx, ctl.cfg, NULL, err, sizeof(err));
 	ck_assert_msg(s != NULL, "state refused: %s", err);
@@ -134,6 +135,12 @@ setup_with(const char *conf)
 	ctl.p.workers = &worker0;
 	ctl.p.n_workers = 1;
 	control_publish(&ctl, s);
+}
+
+static void
+setup_with(const char *conf)
+{
+	setup_with_dests(conf, 64);
 }
 
 static void
@@ -664,6 +671,146 @@ START_TEST(test_bfd_none)
 }
 END_TEST
 
+/* ------------------------------------------------------------ VIP list */
+
+enum { LIST_VIPS = 3, LIST_BACKENDS = 1500, LIST_TABLE = 15013 /* prime */ };
+
+static char *list_conf;
+
+/* Three VIPs of LIST_BACKENDS backends: two fit a page, the third does not. */
+static void
+list_setup(void)
+{
+	size_t len = 1 << 20, n;
+	char *c = malloc(len);
+
+	ck_assert_ptr_nonnull(c);
+	n = (size_t)snprintf(c, len, "%svips = (\n", CONF_HEAD);
+	for (int v = 0; v < LIST_VIPS; v++) {
+		n += (size_t)snprintf(c + n, len - n,
+				      "%s{ name = \"v%d\"; address = \"198.18.1.%d\"; port = 80;"
+				      " protocol = \"tcp\"; encap = \"gre\"; table_size = %d;"
+				      " backends = (", v ? "," : "", v, v + 1, LIST_TABLE);
+		for (int b = 0; b < LIST_BACKENDS; b++)
+			n += (size_t)snprintf(c + n, len - n, "%s{ address = \"198.19.%d.%d\"; }",
+					      b ? "," : "", v * 8 + b / 250, b % 250 + 1);
+		n += (size_t)snprintf(c + n, len - n, "); }\n");
+	}
+	snprintf(c + n, len - n, ");\n");
+	list_conf = c;
+	setup_with_dests(list_conf, LIST_VIPS * LIST_BACKENDS + 64);
+	worker0.dest_counters = calloc(LIST_VIPS * LIST_BACKENDS + 64,
+				       sizeof(*worker0.dest_counters));
+	ck_assert_ptr_nonnull(worker0.dest_counters);
+}
+
+static void
+list_teardown(void)
+{
+	free(worker0.dest_counters);
+	ownership_teardown();
+	free(list_conf);
+}
+
+/* One VIP_LIST page from cursor, its response in *resp. */
+static void
+list_page(uint32_t cursor, bool backends, bool stats, struct wire_ctl_msg *resp)
+{
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_VIP_LIST_REQUEST };
+	char err[WIRE_TEXT_MAX] = "";
+
+	req.vip_list_request.backends = backends;
+	req.vip_list_request.stats = stats;
+	req.vip_list_request.cursor = cursor;
+	memset(resp, 0, sizeof(*resp));
+	ck_assert_int_eq(control_ipc_request(&ctl, 1, &req, resp, err, sizeof(err)), 0);
+	ck_assert_int_eq(resp->kind, WIRE_CTL_VIP_LIST_RESPONSE);
+}
+
+START_TEST(test_vip_list_pages)
+{
+	const struct dp_state *s = control_state(&ctl);
+	struct wire_ctl_msg r;
+	uint32_t id;
+
+	/* traffic of v2's 8th backend, as a worker counts it */
+	id = s->vips[2].dests[7];
+	worker0.dest_counters[id][WORKER_DEST_PACKETS] = 11;
+	worker0.dest_counters[id][WORKER_DEST_BYTES] = 2200;
+	worker0.dest_counters[id][WORKER_DEST_NEW] = 3;
+	worker0.dest_counters[id][WORKER_DEST_FLOWS] = 2;
+	worker0.dest_counters[id][WORKER_DEST_UNTRACKED] = 1;
+
+	list_page(0, true, true, &r);
+	ck_assert_uint_eq(r.vip_list.n_vips, 2);          /* v2 would pass the bound */
+	ck_assert_uint_eq(r.vip_list.n_backends, 2 * LIST_BACKENDS);
+	ck_assert_uint_eq(r.vip_list.next_cursor, 2);
+	ck_assert_str_eq(r.vip_list.vips[1].name, "v1");
+	wire_ctl_msg_free(&r);
+
+	list_page(2, true, true, &r);
+	ck_assert_uint_eq(r.vip_list.n_vips, 1);
+	ck_assert_uint_eq(r.vip_list.next_cursor, 0);     /* complete */
+	ck_assert_str_eq(r.vip_list.vips[0].name, "v2");
+	ck_assert_uint_eq(r.vip_list.vips[0].table_size, LIST_TABLE);
+	ck_assert_uint_eq(r.vip_list.vips[0].traffic.packets, 11);
+	ck_assert_uint_eq(r.vip_list.vips[0].traffic.bytes, 2200);
+	ck_assert_uint_eq(r.vip_list.vips[0].flows, 2);
+	ck_assert_uint_eq(r.vip_list.backends[7].traffic.new_flows, 3);
+	ck_assert_uint_eq(r.vip_list.backends[7].traffic.untracked, 1);
+	ck_assert_uint_eq(r.vip_list.backends[7].flows, 2);
+	ck_assert_uint_eq(r.vip_list.backends[6].traffic.packets, 0);
+	/* the shares: every slot held by one backend, each near M / n */
+	uint64_t slots = 0;
+	for (size_t b = 0; b < r.vip_list.n_backends; b++) {
+		ck_assert_uint_ge(r.vip_list.backends[b].maglev_slots, LIST_TABLE / LIST_BACKENDS - 2);
+		ck_assert_uint_le(r.vip_list.backends[b].maglev_slots, LIST_TABLE / LIST_BACKENDS + 2);
+		slots += r.vip_list.backends[b].maglev_slots;
+	}
+	ck_assert_uint_eq(slots, LIST_TABLE);
+	wire_ctl_msg_free(&r);
+
+	/* without stats, no traffic; without backends, none listed */
+	list_page(2, false, false, &r);
+	ck_assert_uint_eq(r.vip_list.n_backends, 0);
+	ck_assert_uint_eq(r.vip_list.vips[0].traffic.packets, 0);
+	ck_assert_uint_eq(r.vip_list.vips[0].flows, 2);   /* flows are always there */
+	wire_ctl_msg_free(&r);
+}
+END_TEST
+
+/* A drained backend gives its slots up; its weight and the config's differ. */
+START_TEST(test_vip_list_drained_share)
+{
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_BACKEND_SET }, r;
+	char err[WIRE_TEXT_MAX] = "";
+
+	snprintf(req.backend_set.vip, sizeof(req.backend_set.vip), "v0");
+	req.backend_set.family = AF_INET;
+	memcpy(req.backend_set.backend, (uint8_t[]){ 198, 19, 0, 1 }, 4);
+	req.backend_set.action = WIRE_BACKEND_DRAIN;
+	ck_assert_int_eq(control_ipc_request(&ctl, 1, &req, &r, err, sizeof(err)), 0);
+	list_page(0, true, false, &r);
+	ck_assert_uint_eq(r.vip_list.backends[0].maglev_slots, 0);
+	ck_assert_uint_eq(r.vip_list.backends[0].weight, 0);
+	ck_assert_uint_eq(r.vip_list.backends[0].config_weight, 1);
+	ck_assert_uint_gt(r.vip_list.backends[1].maglev_slots, 0);
+	wire_ctl_msg_free(&r);
+}
+END_TEST
+
+/* A cursor past the list (a reload shrank it meanwhile) is refused. */
+START_TEST(test_vip_list_bad_cursor)
+{
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_VIP_LIST_REQUEST }, r = { 0 };
+	char err[WIRE_TEXT_MAX] = "";
+
+	req.vip_list_request.cursor = LIST_VIPS + 1;
+	ck_assert_int_eq(control_ipc_request(&ctl, 1, &req, &r, err, sizeof(err)), -EINVAL);
+	wire_ctl_msg_free(&r);
+}
+END_TEST
+
 static Suite *
 control_ipc_suite(void)
 {
@@ -688,6 +835,13 @@ control_ipc_suite(void)
 	tcase_add_test(tc, test_announce_late_tick);
 	tcase_add_test(tc, test_announce_cancelled);
 	tcase_add_test(tc, test_renewal_not_announced);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("vip_list");
+	tcase_add_checked_fixture(tc, list_setup, list_teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_vip_list_pages);
+	tcase_add_test(tc, test_vip_list_drained_share);
+	tcase_add_test(tc, test_vip_list_bad_cursor);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("bfd");
 	tcase_add_checked_fixture(tc, bfd_setup, bfd_teardown);

@@ -9,6 +9,8 @@
  * numbers: a message written from sync.proto's numbers must decode.
  */
 #include "proto/wire.h"
+#include "config/config.h"
+#include "lib/ipc.h"
 
 #include <assert.h>
 #include <check.h>
@@ -1298,6 +1300,11 @@ ctl_sample_vip_list(struct wire_ctl_msg *m)
 	sample_vips[0].backends_up = 2;
 	sample_vips[0].flows = 1u << 20;
 	sample_vips[0].maglev_digest = 0x8000000000000001ull;
+	sample_vips[0].table_size = 65537;
+	sample_vips[0].traffic = (struct wire_ctl_traffic){
+		.packets = UINT64_MAX, .bytes = 1ull << 40, .new_flows = 3,
+		.untracked = 4, .synced_hits = 5, .maglev_picks = 6,
+	};
 	strcpy(sample_vips[1].name, "dns6");
 	sample_vips[1].family = AF_INET6;
 	sample_vips[1].proto = IPPROTO_UDP;
@@ -1308,6 +1315,14 @@ ctl_sample_vip_list(struct wire_ctl_msg *m)
 		addr_fill(sample_backends[i].family, sample_backends[i].address);
 		sample_backends[i].weight = 100 * (uint32_t)i;
 		sample_backends[i].state = (enum wire_backend_state)i;
+		sample_backends[i].config_weight = 7 + (uint32_t)i;
+		sample_backends[i].maglev_slots = 21845 + (uint32_t)i;
+		sample_backends[i].flows = 1000 + (uint64_t)i;
+		sample_backends[i].traffic = (struct wire_ctl_traffic){
+			.packets = 10 + (uint64_t)i, .bytes = UINT64_MAX - (uint64_t)i,
+			.new_flows = 12, .untracked = 13, .synced_hits = 14,
+			.maglev_picks = 15 + (uint64_t)i,
+		};
 		/* the first unresolved, the others at 02:00:00:00:00:0i */
 		sample_backends[i].next_hop_resolved = i > 0;
 		if (i > 0)
@@ -1318,6 +1333,7 @@ ctl_sample_vip_list(struct wire_ctl_msg *m)
 	m->vip_list = (struct wire_ctl_vip_list){
 		.vips = sample_vips, .n_vips = 2,
 		.backends = sample_backends, .n_backends = 3,
+		.next_cursor = 17,
 	};
 }
 
@@ -1517,6 +1533,8 @@ ctl_sample_body(struct wire_ctl_msg *m)
 	case WIRE_CTL_VIP_LIST_REQUEST:
 		strcpy(m->vip_list_request.name, "web");
 		m->vip_list_request.backends = true;
+		m->vip_list_request.stats = true;
+		m->vip_list_request.cursor = 1000;
 		break;
 	case WIRE_CTL_BACKEND_SET:
 		strcpy(m->backend_set.vip, "web");
@@ -1693,6 +1711,7 @@ vip_list_assert_eq(const struct wire_ctl_vip_list *a, const struct wire_ctl_vip_
 {
 	ck_assert_uint_eq(a->n_vips, b->n_vips);
 	ck_assert_uint_eq(a->n_backends, b->n_backends);
+	ck_assert_uint_eq(a->next_cursor, b->next_cursor);
 	for (size_t i = 0; i < a->n_vips; i++) {
 		const struct wire_ctl_vip *x = &a->vips[i];
 		const struct wire_ctl_vip *y = &b->vips[i];
@@ -1706,6 +1725,8 @@ vip_list_assert_eq(const struct wire_ctl_vip_list *a, const struct wire_ctl_vip_
 		ck_assert_uint_eq(x->backends_up, y->backends_up);
 		ck_assert_uint_eq(x->flows, y->flows);
 		ck_assert_uint_eq(x->maglev_digest, y->maglev_digest);
+		ck_assert_uint_eq(x->table_size, y->table_size);
+		ck_assert_mem_eq(&x->traffic, &y->traffic, sizeof(x->traffic));
 	}
 	for (size_t i = 0; i < a->n_backends; i++) {
 		const struct wire_ctl_backend *x = &a->backends[i];
@@ -1718,6 +1739,10 @@ vip_list_assert_eq(const struct wire_ctl_vip_list *a, const struct wire_ctl_vip_
 		ck_assert_int_eq(x->state, y->state);
 		ck_assert_int_eq(x->next_hop_resolved, y->next_hop_resolved);
 		ck_assert_mem_eq(x->next_hop_mac, y->next_hop_mac, WIRE_MAC_LEN);
+		ck_assert_uint_eq(x->config_weight, y->config_weight);
+		ck_assert_uint_eq(x->maglev_slots, y->maglev_slots);
+		ck_assert_uint_eq(x->flows, y->flows);
+		ck_assert_mem_eq(&x->traffic, &y->traffic, sizeof(x->traffic));
 	}
 }
 
@@ -1823,6 +1848,8 @@ ctl_assert_eq(const struct wire_ctl_msg *a,
 		ck_assert_str_eq(a->vip_list_request.name, b->vip_list_request.name);
 		ck_assert_int_eq(a->vip_list_request.backends,
 				 b->vip_list_request.backends);
+		ck_assert_int_eq(a->vip_list_request.stats, b->vip_list_request.stats);
+		ck_assert_uint_eq(a->vip_list_request.cursor, b->vip_list_request.cursor);
 		break;
 	case WIRE_CTL_BACKEND_SET:
 		ck_assert_str_eq(a->backend_set.vip, b->backend_set.vip);
@@ -2824,6 +2851,59 @@ START_TEST(test_names_complete)
 }
 END_TEST
 
+/*
+ * The worst VIP list page: every VIP of a config and a page's worth of
+ * backends, each field at its widest, still fits one IPC answer.
+ */
+START_TEST(test_ctl_vip_list_page_bound)
+{
+	static struct wire_ctl_vip vips[CONFIG_VIPS_MAX];
+	static struct wire_ctl_backend backends[VIP_LIST_PAGE_BACKENDS];
+	const struct wire_ctl_traffic max = {
+		UINT64_MAX, UINT64_MAX, UINT64_MAX,
+		UINT64_MAX, UINT64_MAX, UINT64_MAX,
+	};
+	struct wire_ctl_msg m = {
+		.kind = WIRE_CTL_VIP_LIST_RESPONSE,
+		.request_id = UINT64_MAX,
+		.vip_list = {
+			.vips = vips, .n_vips = CONFIG_VIPS_MAX,
+			.backends = backends, .n_backends = VIP_LIST_PAGE_BACKENDS,
+			.next_cursor = UINT32_MAX,
+		},
+	};
+
+	for (size_t i = 0; i < CONFIG_VIPS_MAX; i++) {
+		struct wire_ctl_vip *v = &vips[i];
+
+		memset(v->name, 'v', WIRE_NAME_MAX - 1);
+		v->family = AF_INET6;
+		v->proto = IPPROTO_UDP;
+		v->port = UINT16_MAX;
+		memset(v->address, 0xff, WIRE_ADDR_MAX);
+		v->owned = true;
+		v->backends = v->backends_up = UINT32_MAX;
+		v->flows = v->maglev_digest = UINT64_MAX;
+		v->table_size = UINT32_MAX;
+		v->traffic = max;
+	}
+	for (size_t i = 0; i < VIP_LIST_PAGE_BACKENDS; i++) {
+		struct wire_ctl_backend *b = &backends[i];
+
+		memset(b->vip, 'v', WIRE_NAME_MAX - 1);
+		b->family = AF_INET6;
+		memset(b->address, 0xff, WIRE_ADDR_MAX);
+		b->weight = b->config_weight = b->maglev_slots = UINT32_MAX;
+		b->state = WIRE_BACKEND_DOWN;
+		b->next_hop_resolved = true;
+		memset(b->next_hop_mac, 0xff, WIRE_MAC_LEN);
+		b->flows = UINT64_MAX;
+		b->traffic = max;
+	}
+	ck_assert_uint_le(wire_ctl_encoded_size(&m), IPC_RESPONSE_PAYLOAD_MAX);
+}
+END_TEST
+
 /* ---------------------------------------------------------- suite */
 
 static void
@@ -2845,6 +2925,7 @@ wire_suite(void)
 	tcase_add_loop_test(tc, test_sync_roundtrip_kind, 0, WIRE_SYNC_KIND_MAX);
 	suite_add_tcase(s, tc);
 	add_case(s, "sync_roundtrip_v4", test_sync_roundtrip_v4);
+	add_case(s, "ctl_vip_list_page_bound", test_ctl_vip_list_page_bound);
 	add_case(s, "sync_roundtrip_v6", test_sync_roundtrip_v6);
 	add_case(s, "sync_roundtrip_mixed_families",
 		 test_sync_roundtrip_mixed_families);
