@@ -114,6 +114,10 @@ $unitdir/maglb-syncd.service
 /usr/share/doc/maglb/examples/corosync-pair-qdevice.conf
 /usr/share/doc/maglb/examples/corosync-trio.conf
 /usr/share/doc/maglb/examples/maglb.conf
+/usr/share/doc/maglb/examples/prometheus/README.md
+/usr/share/doc/maglb/examples/prometheus/maglb-alerts.test.yml
+/usr/share/doc/maglb/examples/prometheus/maglb-alerts.yml
+/usr/share/doc/maglb/examples/prometheus/prometheus.yml.example
 /usr/share/doc/maglb/examples/router/README.md
 /usr/share/doc/maglb/examples/router/bird2-bgp-bfd.conf
 /usr/share/doc/maglb/examples/router/bird2-static-bfd.conf
@@ -151,6 +155,11 @@ $unitdir/maglb-syncd.service
 /usr/share/doc/maglb/examples/corosync-pair-qdevice.conf
 /usr/share/doc/maglb/examples/corosync-trio.conf
 /usr/share/doc/maglb/examples/maglb.conf
+/usr/share/doc/maglb/examples/prometheus
+/usr/share/doc/maglb/examples/prometheus/README.md
+/usr/share/doc/maglb/examples/prometheus/maglb-alerts.test.yml
+/usr/share/doc/maglb/examples/prometheus/maglb-alerts.yml
+/usr/share/doc/maglb/examples/prometheus/prometheus.yml.example
 /usr/share/doc/maglb/examples/router
 /usr/share/doc/maglb/examples/router/README.md
 /usr/share/doc/maglb/examples/router/bird2-bgp-bfd.conf
