@@ -735,6 +735,174 @@ parse_bfd(const struct parser *p, const config_setting_t *root, struct config *c
 	return rc;
 }
 
+bool
+config_addr_is_loopback(const struct config_addr *a)
+{
+	static const uint8_t v6_loopback[16] = { [15] = 1 };
+
+	if (a->family == AF_INET)
+		return a->bytes[0] == 127;
+	return a->family == AF_INET6 && memcmp(a->bytes, v6_loopback, 16) == 0;
+}
+
+/* "ADDR:PORT" or "[ADDR6]:PORT"; the unspecified address listens on all. */
+static int
+parse_listen(const struct parser *p, const config_setting_t *s, const char *v,
+	     struct config_listen *out)
+{
+	char host[INET6_ADDRSTRLEN + 2];
+	const char *colon = strrchr(v, ':');
+	const char *text = v, *port_text;
+	bool bracketed = v[0] == '[';
+	size_t host_len;
+	char *end;
+	unsigned long port;
+
+	memset(out, 0, sizeof(*out));
+	if (colon == NULL)
+		return parse_fail(p, s, "monitor: listen '%s' must be ADDRESS:PORT or [IPV6]:PORT",
+				  v);
+	host_len = (size_t)(colon - v);
+	port_text = colon + 1;
+	if (bracketed) {
+		if (host_len < 2 || v[host_len - 1] != ']')
+			return parse_fail(p, s, "monitor: listen '%s': an IPv6 address goes in [ ]",
+					  text);
+		v++;
+		host_len -= 2;
+	}
+	if (host_len == 0 || host_len >= sizeof(host))
+		return parse_fail(p, s, "monitor: listen: bad address in '%s'", text);
+	memcpy(host, v, host_len);
+	host[host_len] = '\0';
+	if (!bracketed && inet_pton(AF_INET, host, &out->addr.v4) == 1)
+		out->addr.family = AF_INET;
+	else if (bracketed && inet_pton(AF_INET6, host, &out->addr.v6) == 1)
+		out->addr.family = AF_INET6;
+	else
+		return parse_fail(p, s, "monitor: listen: bad address '%s'%s", host,
+				  strchr(host, ':') != NULL ? " (an IPv6 address goes in [ ])" : "");
+	if ((out->addr.family == AF_INET && out->addr.bytes[0] >= 224) ||
+	    (out->addr.family == AF_INET6 && out->addr.bytes[0] == 0xff))
+		return parse_fail(p, s, "monitor: listen: %s is a multicast address", host);
+	errno = 0;
+	port = strtoul(port_text, &end, 10);
+	if (port_text[0] < '0' || port_text[0] > '9' || *end != '\0' || errno != 0 ||
+	    port == 0 || port > UINT16_MAX)
+		return parse_fail(p, s, "monitor: listen '%s': port must be 1..65535", text);
+	out->port = (uint16_t)port;
+	out->line = (int)config_setting_source_line(s);
+	return 0;
+}
+
+static int
+parse_monitor_listen(const struct parser *p, const config_setting_t *group,
+		     struct config_monitor *m)
+{
+	const config_setting_t *list = config_setting_get_member(group, "listen");
+	int n = config_setting_length(list);
+
+	if (!config_setting_is_list(list) && !config_setting_is_array(list))
+		return parse_fail(p, list, "monitor: 'listen' must be a list ( \"ADDRESS:PORT\", ... )");
+	if (n == 0)
+		return parse_fail(p, list, "monitor: 'listen' needs at least one address");
+	if (n > CONFIG_MONITOR_LISTEN_MAX)
+		return parse_fail(p, list, "monitor: too many listeners (max %d)",
+				  CONFIG_MONITOR_LISTEN_MAX);
+	for (int i = 0; i < n; i++) {
+		const config_setting_t *e = config_setting_get_elem(list, (unsigned)i);
+		struct config_listen *l = &m->listen[i];
+		int rc;
+
+		if (config_setting_type(e) != CONFIG_TYPE_STRING)
+			return parse_fail(p, e, "monitor: each listener must be an \"ADDRESS:PORT\" string");
+		rc = parse_listen(p, e, config_setting_get_string(e), l);
+		if (rc < 0)
+			return rc;
+		for (int j = 0; j < i; j++)
+			if (m->listen[j].port == l->port &&
+			    m->listen[j].addr.family == l->addr.family &&
+			    memcmp(m->listen[j].addr.bytes, l->addr.bytes, 16) == 0)
+				return parse_fail(p, e, "monitor: listener '%s' given twice",
+						  config_setting_get_string(e));
+		m->n_listen++;
+	}
+	return 0;
+}
+
+/* An absolute path key of group into out if present. */
+static int
+read_path(const struct parser *p, const config_setting_t *group,
+	  const char *ctx, const char *key, char out[CONFIG_FILE_PATH_MAX])
+{
+	const config_setting_t *s = NULL;
+	const char *v = NULL;
+	int rc = read_string(p, group, ctx, key, &v, &s);
+
+	if (rc < 0 || v == NULL)
+		return rc;
+	if (v[0] != '/' || strlen(v) >= CONFIG_FILE_PATH_MAX)
+		return parse_fail(p, s, "%s%s must be an absolute path of at most %d characters",
+				  ctx, key, CONFIG_FILE_PATH_MAX - 1);
+	memcpy(out, v, strlen(v) + 1);
+	return 0;
+}
+
+static int
+parse_monitor(const struct parser *p, const config_setting_t *root, struct config *cfg)
+{
+	static const struct key keys[] = {
+		{ "listen", true }, { "tls", false }, { "tls_cert", false },
+		{ "tls_key", false }, { "users_file", false }, { "metrics_auth", false },
+		{ "max_connections", false }, { "timeout_s", false }, { NULL, false },
+	};
+	struct config_monitor *m = &cfg->monitor;
+	const config_setting_t *group;
+	int rc;
+
+	rc = read_group(p, root, "", "monitor", &group);
+	if (rc < 0 || group == NULL)
+		return rc;
+	m->present = true;
+	m->line = (int)config_setting_source_line(group);
+	rc = check_keys(p, group, "in monitor", keys);
+	if (rc == 0)
+		rc = parse_monitor_listen(p, group, m);
+	if (rc == 0)
+		rc = read_bool(p, group, "monitor: ", "tls", &m->tls);
+	if (rc == 0)
+		rc = read_path(p, group, "monitor: ", "tls_cert", m->tls_cert);
+	if (rc == 0)
+		rc = read_path(p, group, "monitor: ", "tls_key", m->tls_key);
+	if (rc == 0)
+		rc = read_path(p, group, "monitor: ", "users_file", m->users_file);
+	if (rc == 0)
+		rc = read_bool(p, group, "monitor: ", "metrics_auth", &m->metrics_auth);
+	if (rc == 0)
+		rc = read_uint(p, group, "monitor: ", "max_connections", 1,
+			       CONFIG_MONITOR_CONNECTIONS_MAX, &m->max_connections);
+	if (rc == 0)
+		rc = read_uint(p, group, "monitor: ", "timeout_s", 1,
+			       CONFIG_MONITOR_TIMEOUT_S_MAX, &m->timeout_s);
+	if (rc < 0)
+		return rc;
+	if (m->tls && (m->tls_cert[0] == '\0' || m->tls_key[0] == '\0'))
+		return parse_fail(p, group, "monitor: TLS needs tls_cert and tls_key "
+				  "(PEM files; plain HTTP, tls = false, only on loopback)");
+	if (!m->tls && (m->tls_cert[0] != '\0' || m->tls_key[0] != '\0'))
+		return parse_fail(p, group, "monitor: tls_cert and tls_key given with tls = false");
+	for (uint32_t i = 0; i < m->n_listen && !m->tls; i++) {
+		char buf[INET6_ADDRSTRLEN];
+
+		if (!config_addr_is_loopback(&m->listen[i].addr))
+			return config_errorf(p->err, p->errlen, p->name, m->listen[i].line,
+					     "monitor: plain HTTP (tls = false) only on loopback, "
+					     "and %s is not: passwords would cross the network in the clear",
+					     config_addr_str(&m->listen[i].addr, buf, sizeof(buf)));
+	}
+	return 0;
+}
+
 static int
 read_http_path(const struct parser *p, const config_setting_t *group,
 	       const char *ctx, char out[CONFIG_PATH_MAX])
@@ -1003,6 +1171,12 @@ config_defaults(struct config *cfg)
 	};
 	cfg->bfd.interval_ms = CONFIG_BFD_INTERVAL_MS_DEFAULT;
 	cfg->bfd.multiplier = CONFIG_BFD_MULTIPLIER_DEFAULT;
+	cfg->monitor.tls = true;
+	cfg->monitor.metrics_auth = true;
+	cfg->monitor.max_connections = CONFIG_MONITOR_CONNECTIONS_DEFAULT;
+	cfg->monitor.timeout_s = CONFIG_MONITOR_TIMEOUT_S_DEFAULT;
+	snprintf(cfg->monitor.users_file, sizeof(cfg->monitor.users_file), "%s",
+		 CONFIG_MONITOR_USERS_FILE_DEFAULT);
 }
 
 static int
@@ -1012,7 +1186,8 @@ parse_root(const struct parser *p, const config_setting_t *root,
 	static const struct key keys[] = {
 		{ "cluster", true }, { "node", true }, { "ports", true },
 		{ "flows", false }, { "sync", false }, { "health", false },
-		{ "bfd", false }, { "vips", true }, { NULL, false },
+		{ "bfd", false }, { "monitor", false }, { "vips", true },
+		{ NULL, false },
 	};
 	const config_setting_t *health;
 	int rc;
@@ -1030,6 +1205,8 @@ parse_root(const struct parser *p, const config_setting_t *root,
 		rc = parse_sync(p, root, cfg);
 	if (rc == 0)
 		rc = parse_bfd(p, root, cfg);
+	if (rc == 0)
+		rc = parse_monitor(p, root, cfg);
 	if (rc == 0)
 		rc = read_group(p, root, "", "health", &health);
 	if (rc == 0 && health != NULL)

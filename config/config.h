@@ -186,6 +186,43 @@ struct config_sync {
 	uint32_t queue_entries;         /* bound of each export/IPC queue */
 };
 
+/*
+ * The monitor section: maglb-monitor's HTTP(S) listeners. Plain HTTP
+ * (tls = false) is refused unless every listener is a loopback address,
+ * since its passwords and session cookies would cross the network in the
+ * clear. Absent: present false, and maglb-monitor refuses to start.
+ */
+#define CONFIG_MONITOR_LISTEN_MAX 8
+#define CONFIG_FILE_PATH_MAX 256
+#define CONFIG_MONITOR_USERS_FILE_DEFAULT "/etc/maglb/monitor-users"
+#define CONFIG_MONITOR_CONNECTIONS_MAX 4096u
+#define CONFIG_MONITOR_CONNECTIONS_DEFAULT 64u
+#define CONFIG_MONITOR_TIMEOUT_S_MAX 300u
+#define CONFIG_MONITOR_TIMEOUT_S_DEFAULT 10u
+
+struct config_listen {
+	struct config_addr addr;        /* may be the unspecified address */
+	uint16_t port;                  /* 1..65535 */
+	int line;
+};
+
+struct config_monitor {
+	bool present;
+	uint32_t n_listen;
+	struct config_listen listen[CONFIG_MONITOR_LISTEN_MAX];
+	bool tls;                       /* default true */
+	char tls_cert[CONFIG_FILE_PATH_MAX];    /* PEM; required with tls */
+	char tls_key[CONFIG_FILE_PATH_MAX];
+	char users_file[CONFIG_FILE_PATH_MAX];
+	bool metrics_auth;              /* /metrics asks for a user too */
+	uint32_t max_connections;       /* at once, every listener */
+	uint32_t timeout_s;             /* an idle or slow connection is closed */
+	int line;
+};
+
+/* Whether a is in 127.0.0.0/8 or is ::1. */
+bool config_addr_is_loopback(const struct config_addr *a);
+
 struct config {
 	char file[256];                 /* the path it was loaded from */
 	uint8_t hash_seed[16];          /* cluster.hash_seed, 32 hex digits */
@@ -205,6 +242,7 @@ struct config {
 	struct config_sync sync;
 	struct config_health health;    /* defaults for every VIP */
 	struct config_bfd bfd;
+	struct config_monitor monitor;
 	uint32_t n_vips;
 	struct config_vip *vips;        /* n_vips entries, owned by the config */
 };

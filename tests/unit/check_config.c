@@ -879,6 +879,97 @@ START_TEST(test_bfd_auth_refused)
 }
 END_TEST
 
+/* ---- monitor ---- */
+
+/* monitor = { listen = ( L ); KEYS }, lines 4..6 after HEAD. */
+#define MONITOR(listen, keys) \
+	HEAD "monitor = {\n  listen = ( " listen " );\n  " keys "\n};\n" WEB4_VIPS
+#define TLS_FILES "tls_cert = \"/etc/maglb/monitor.crt\"; tls_key = \"/etc/maglb/monitor.key\";"
+
+START_TEST(test_monitor_defaults)
+{
+	struct config *cfg = load_ok(HEAD WEB4_VIPS);
+	char buf[INET6_ADDRSTRLEN];
+
+	ck_assert(!cfg->monitor.present);
+	config_free(cfg);
+	cfg = load_ok(MONITOR("\"198.18.0.11:9443\", \"[::1]:9443\"", TLS_FILES));
+	ck_assert(cfg->monitor.present);
+	ck_assert_int_eq(cfg->monitor.line, 4);
+	ck_assert_uint_eq(cfg->monitor.n_listen, 2);
+	ck_assert_str_eq(config_addr_str(&cfg->monitor.listen[0].addr, buf, sizeof(buf)),
+			 "198.18.0.11");
+	ck_assert_uint_eq(cfg->monitor.listen[0].port, 9443);
+	ck_assert_int_eq(cfg->monitor.listen[1].addr.family, AF_INET6);
+	ck_assert(config_addr_is_loopback(&cfg->monitor.listen[1].addr));
+	ck_assert(!config_addr_is_loopback(&cfg->monitor.listen[0].addr));
+	ck_assert(cfg->monitor.tls);
+	ck_assert(cfg->monitor.metrics_auth);
+	ck_assert_str_eq(cfg->monitor.tls_key, "/etc/maglb/monitor.key");
+	ck_assert_str_eq(cfg->monitor.users_file, CONFIG_MONITOR_USERS_FILE_DEFAULT);
+	ck_assert_uint_eq(cfg->monitor.max_connections, CONFIG_MONITOR_CONNECTIONS_DEFAULT);
+	ck_assert_uint_eq(cfg->monitor.timeout_s, CONFIG_MONITOR_TIMEOUT_S_DEFAULT);
+	config_free(cfg);
+	/* Plain HTTP on loopback; the unspecified address listens on all. */
+	cfg = load_ok(MONITOR("\"127.0.0.1:8080\", \"[::1]:8080\"",
+			      "tls = false; metrics_auth = false; users_file = \"/run/u\"; "
+			      "max_connections = 4096; timeout_s = 1;"));
+	ck_assert(!cfg->monitor.tls);
+	ck_assert(!cfg->monitor.metrics_auth);
+	ck_assert_str_eq(cfg->monitor.users_file, "/run/u");
+	config_free(cfg);
+	cfg = load_ok(MONITOR("\"0.0.0.0:9443\", \"[::]:9443\"", TLS_FILES));
+	ck_assert_uint_eq(cfg->monitor.n_listen, 2);
+	config_free(cfg);
+}
+END_TEST
+
+START_TEST(test_monitor_refused)
+{
+	expect_error(MONITOR("\"198.18.0.11:9443\"", "tls = false;"), "t.conf:5: ",
+		     "monitor: plain HTTP (tls = false) only on loopback, and 198.18.0.11 is not");
+	expect_error(MONITOR("\"198.18.0.11:9443\"", ""), "t.conf:4: ",
+		     "monitor: TLS needs tls_cert and tls_key");
+	expect_error(MONITOR("\"127.0.0.1:9443\"", "tls = false; tls_cert = \"/a\";"),
+		     "t.conf:4: ", "monitor: tls_cert and tls_key given with tls = false");
+	expect_error(MONITOR("\"198.18.0.11\"", TLS_FILES), "t.conf:5: ",
+		     "monitor: listen '198.18.0.11' must be ADDRESS:PORT");
+	expect_error(MONITOR("\"198.18.0.11:0\"", TLS_FILES), "t.conf:5: ",
+		     "port must be 1..65535");
+	expect_error(MONITOR("\"198.18.0.11:65536\"", TLS_FILES), "t.conf:5: ",
+		     "port must be 1..65535");
+	expect_error(MONITOR("\"198.18.0.11:94x\"", TLS_FILES), "t.conf:5: ",
+		     "port must be 1..65535");
+	expect_error(MONITOR("\"::1:9443\"", TLS_FILES), "t.conf:5: ",
+		     "an IPv6 address goes in [ ]");
+	expect_error(MONITOR("\"[::1:9443\"", TLS_FILES), "t.conf:5: ",
+		     "an IPv6 address goes in [ ]");
+	expect_error(MONITOR("\"[198.18.0.11]:9443\"", TLS_FILES), "t.conf:5: ",
+		     "bad address '198.18.0.11'");
+	expect_error(MONITOR("\"host.example:9443\"", TLS_FILES), "t.conf:5: ",
+		     "bad address 'host.example'");
+	expect_error(MONITOR("\"224.0.0.1:9443\"", TLS_FILES), "t.conf:5: ",
+		     "224.0.0.1 is a multicast address");
+	expect_error(MONITOR("\"198.18.0.11:9443\",\n \"198.18.0.11:9443\"", TLS_FILES),
+		     "t.conf:6: ", "listener '198.18.0.11:9443' given twice");
+	expect_error(MONITOR("", TLS_FILES), "t.conf:5: ", "'listen' needs at least one");
+	expect_error(MONITOR("9443", TLS_FILES), "t.conf:5: ",
+		     "each listener must be an \"ADDRESS:PORT\" string");
+	expect_error(MONITOR("\"127.0.0.1:1\"", "tls = false; users_file = \"users\";"),
+		     "t.conf:6: ", "monitor: users_file must be an absolute path");
+	expect_error(MONITOR("\"127.0.0.1:1\"", "tls = false; max_connections = 0;"),
+		     "t.conf:6: ", "monitor: max_connections 0 out of range 1..4096");
+	expect_error(MONITOR("\"127.0.0.1:1\"", "tls = false; timeout_s = 301;"),
+		     "t.conf:6: ", "monitor: timeout_s 301 out of range 1..300");
+	expect_error(MONITOR("\"127.0.0.1:1\"", "tls = \"yes\";"), "t.conf:6: ",
+		     "'tls' must be true or false");
+	expect_error(MONITOR("\"127.0.0.1:1\"", "tls = false; port = 1;"), "t.conf:6: ",
+		     "unknown key 'port' in monitor");
+	expect_error(HEAD "monitor = {\n  tls = false;\n};\n" WEB4_VIPS, "t.conf:4: ",
+		     "missing required key 'listen' in monitor");
+}
+END_TEST
+
 static Suite *
 config_suite(void)
 {
@@ -916,6 +1007,8 @@ config_suite(void)
 	add(s, "bfd_peers_refused", test_bfd_peers_refused);
 	add(s, "bfd_needs_node_address", test_bfd_needs_node_address);
 	add(s, "bfd_auth_refused", test_bfd_auth_refused);
+	add(s, "monitor_defaults", test_monitor_defaults);
+	add(s, "monitor_refused", test_monitor_refused);
 	add(s, "bad_name", test_bad_name);
 	add(s, "table_size_not_prime", test_table_size_not_prime);
 	add(s, "table_size_over_max", test_table_size_over_max);
