@@ -59,6 +59,12 @@ static const char maglbctl_usage_text[] =
 	"  cluster                             maglb-syncd: mode, quorum, roles, members\n"
 	"  cluster standby on|off              take this node out of the active role\n"
 	"                                      (on) or let it back (off)\n"
+	"  monitor passwd USER [--role admin|viewer] [--file PATH]\n"
+	"                                      set a maglb-monitor user's password\n"
+	"                                      (asked twice on a terminal, else one\n"
+	"                                      line of stdin) and role (default\n"
+	"                                      viewer) in PATH (default\n"
+	"                                      /etc/maglb/monitor-users)\n"
 	"\n"
 	"options:\n"
 	"  --json            one JSON document on stdout\n"
@@ -69,9 +75,9 @@ static const char maglbctl_usage_text[] =
 	"  -h, --help        this text\n"
 	"\n"
 	"PROTO is tcp or udp; addresses are IPv4 or IPv6.\n"
-	"exit status: 0 ok; 1 the daemon answered with an error, a reload failed, or\n"
-	"sync verify found members that disagree; 2 bad arguments; 3 the daemon is\n"
-	"not running or cannot be reached\n";
+	"exit status: 0 ok; 1 the daemon answered with an error, a reload failed,\n"
+	"sync verify found members that disagree, or monitor passwd failed; 2 bad\n"
+	"arguments; 3 the daemon is not running or cannot be reached\n";
 
 int
 maglbctl_usage_error(const char *fmt, ...)
@@ -166,7 +172,7 @@ maglbctl_copy_name(char dst[WIRE_NAME_MAX], const char *src)
  * Returns 1 and *value, 0 if it is not this option, -1 if its value is
  * missing.
  */
-static int
+int
 maglbctl_option(char **argv, int argc, int *i, const char *name,
 		const char **value)
 {
@@ -1144,6 +1150,7 @@ static const struct maglbctl_command {
 	{ "sync", maglbctl_sync },
 	{ "cluster", maglbctl_cluster },
 	{ "bfd", maglbctl_bfd },
+	{ "monitor", maglbctl_monitor },
 };
 
 /*

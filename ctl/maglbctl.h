@@ -2,7 +2,8 @@
 /*
  * What maglbctl's command files share: the options, the call to a service,
  * the table printer, usage errors. maglbctl.c and bfd.c hold the
- * dataplane's commands, sync.c and cluster.c maglb-syncd's.
+ * dataplane's commands, sync.c and cluster.c maglb-syncd's, monitor.c
+ * maglb-monitor's users file.
  */
 #ifndef MAGLB_CTL_MAGLBCTL_H
 #define MAGLB_CTL_MAGLBCTL_H
@@ -53,6 +54,14 @@ typedef void (*maglbctl_cell_fn)(const void *ctx, size_t row, size_t col,
 /* Print why the arguments are wrong, then usage, to stderr; the exit code. */
 int maglbctl_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
+
+/*
+ * Match option name at argv[*i], as "--name VALUE" or "--name=VALUE".
+ * Returns 1 and *value, 0 if it is not this option, -1 if its value is
+ * missing.
+ */
+int maglbctl_option(char **argv, int argc, int *i, const char *name,
+		    const char **value);
 
 /* A 64-bit digest as "0x%016x": JSON numbers lose bits past 2^53 (jq). */
 void maglbctl_digest_str(uint64_t digest, char buf[MAGLBCTL_DIGEST_STR]);
@@ -111,5 +120,8 @@ int maglbctl_cluster(struct maglbctl *m, int argc, char **argv);
 
 /* bfd: the dataplane's BFD sessions (bfd.c). */
 int maglbctl_bfd(struct maglbctl *m, int argc, char **argv);
+
+/* monitor passwd: a user of maglb-monitor, in its users file (monitor.c). */
+int maglbctl_monitor(struct maglbctl *m, int argc, char **argv);
 
 #endif /* MAGLB_CTL_MAGLBCTL_H */
