@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stddef.h>
 
 void
@@ -174,6 +175,16 @@ json_u64(struct json *j, const char *key, uint64_t value)
 {
 	json_item(j, key);
 	fprintf(j->f, "%" PRIu64, value);
+}
+
+void
+json_double(struct json *j, const char *key, double value)
+{
+	json_item(j, key);
+	if (isfinite(value))
+		fprintf(j->f, "%.9g", value);
+	else
+		fputs("null", j->f);
 }
 
 void
