@@ -48,6 +48,17 @@ json_utf8_len(const unsigned char *s)
 	return n;
 }
 
+/* Bytes at s that go out as they are: printable ASCII but '"' and '\\'. */
+static size_t
+json_plain_run(const unsigned char *s)
+{
+	size_t n = 0;
+
+	while (s[n] >= 0x20 && s[n] < 0x7f && s[n] != '"' && s[n] != '\\')
+		n++;
+	return n;
+}
+
 void
 json_write_string(FILE *f, const char *str)
 {
@@ -55,8 +66,13 @@ json_write_string(FILE *f, const char *str)
 
 	fputc('"', f);
 	while (*s != '\0') {
-		size_t n;
+		size_t n = json_plain_run(s);
 
+		if (n > 0) {
+			fwrite(s, 1, n, f);
+			s += n;
+			continue;
+		}
 		switch (*s) {
 		case '"':
 			fputs("\\\"", f);
@@ -98,14 +114,24 @@ json_write_string(FILE *f, const char *str)
 	fputc('"', f);
 }
 
+/* A newline and the indentation of depth. */
+static void
+json_newline(FILE *f, int depth)
+{
+	static const char spaces[] = "\n                                ";
+
+	static_assert(sizeof(spaces) >= 2 * JSON_DEPTH_MAX + 2, "indentation");
+	fwrite(spaces, 1, 1 + 2 * (size_t)depth, f);
+}
+
 /* Separator, indentation and key before a value. */
 static void
 json_item(struct json *j, const char *key)
 {
 	if (j->depth > 0) {
-		fputs(j->has_items[j->depth] ? ",\n" : "\n", j->f);
-		for (int i = 0; i < j->depth; i++)
-			fputs("  ", j->f);
+		if (j->has_items[j->depth])
+			fputc(',', j->f);
+		json_newline(j->f, j->depth);
 	}
 	j->has_items[j->depth] = true;
 	if (key != NULL) {
@@ -131,11 +157,8 @@ json_close(struct json *j, char bracket)
 
 	assert(j->depth > 0);
 	j->depth--;
-	if (had) {
-		fputc('\n', j->f);
-		for (int i = 0; i < j->depth; i++)
-			fputs("  ", j->f);
-	}
+	if (had)
+		json_newline(j->f, j->depth);
 	fputc(bracket, j->f);
 }
 
@@ -173,8 +196,15 @@ json_string(struct json *j, const char *key, const char *value)
 void
 json_u64(struct json *j, const char *key, uint64_t value)
 {
+	char buf[24];
+	size_t at = sizeof(buf);
+
 	json_item(j, key);
-	fprintf(j->f, "%" PRIu64, value);
+	do {
+		buf[--at] = (char)('0' + value % 10);
+		value /= 10;
+	} while (value != 0);
+	fwrite(buf + at, 1, sizeof(buf) - at, j->f);
 }
 
 void
