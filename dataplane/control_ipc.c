@@ -164,9 +164,13 @@ counters(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg 
 	const struct ipc_server_counters *ic = ipc_server_counters(c->ipc);
 	uint64_t bfd_dropped[BFD_DROP_MAX];
 
-	counters_port(c, &l);
-	counters_workers(c, &l);
-	counters_dests(c, &l);
+	/* The per-backend counters cost most: only when asked for. */
+	if (ipc_counter_scope_wanted(&l, "port:"))
+		counters_port(c, &l);
+	if (ipc_counter_scope_wanted(&l, "worker") || ipc_counter_scope_wanted(&l, "total"))
+		counters_workers(c, &l);
+	if (ipc_counter_scope_wanted(&l, "backend:") || ipc_counter_scope_wanted(&l, "vip:"))
+		counters_dests(c, &l);
 	ipc_counter_add_array(&l, "control", control_counter_names, c->counters,
 			      CONTROL_COUNTER_MAX);
 	ipc_counter_add_array(&l, "control", ndisc_refusal_names, c->refused, NDISC_REFUSAL_MAX);

@@ -82,6 +82,14 @@ ipc_counter_add(struct ipc_counter_list *l, const char *scope, const char *name,
 	e->value = value;
 }
 
+bool
+ipc_counter_scope_wanted(const struct ipc_counter_list *l, const char *scope_start)
+{
+	size_t a = strlen(l->prefix), b = strlen(scope_start);
+
+	return strncmp(l->prefix, scope_start, a < b ? a : b) == 0;
+}
+
 void
 ipc_counter_add_array(struct ipc_counter_list *l, const char *scope,
 		      const char *const *names, const uint64_t *values, size_t n)

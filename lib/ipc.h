@@ -98,6 +98,12 @@ struct ipc_counter_list {
 void ipc_counter_add(struct ipc_counter_list *l, const char *scope, const char *name,
 		     uint64_t value);
 
+/*
+ * Whether a scope starting with scope_start may be wanted, so that a
+ * handler skips computing counters the request's prefix leaves out.
+ */
+bool ipc_counter_scope_wanted(const struct ipc_counter_list *l, const char *scope_start);
+
 /* n counters of one scope: names[i] and values[i] (an X-macro's pair). */
 void ipc_counter_add_array(struct ipc_counter_list *l, const char *scope,
 			   const char *const *names, const uint64_t *values, size_t n);
