@@ -1484,6 +1484,33 @@ membership_summary(const struct membership *e, struct membership_summary *out)
 	};
 }
 
+size_t
+membership_health_targets(const struct membership *e, uint32_t cursor,
+			  struct wire_ctl_health_target *out, size_t cap, uint32_t *total)
+{
+	size_t n = 0;
+
+	*total = (uint32_t)e->t.n_targets;
+	for (size_t id = cursor; id < e->t.n_targets && n < cap; id++, n++) {
+		const struct target *t = &e->t.targets[id];
+		const struct config_vip *vip = &e->cfg->vips[t->vip];
+		const struct config_addr *be = &vip->backends[t->backend].addr;
+		struct health_key k = backend_key(e->cfg, t->vip, t->backend);
+		struct wire_ctl_health_target *o = &out[n];
+		size_t by;
+
+		memset(o, 0, sizeof(*o));
+		snprintf(o->vip, sizeof(o->vip), "%s", vip->name);
+		o->family = (uint8_t)be->family;
+		memcpy(o->backend, be->bytes, be->family == AF_INET ? 4 : 16);
+		o->local_up = e->ops.probe_up(e->arg, (uint32_t)id);
+		o->agreed_up = !health_is_down(e->health, &k);
+		by = health_reporters(e->health, &k, o->down_by, WIRE_SYNC_MEMBERS_MAX);
+		o->n_down_by = (uint32_t)(by < WIRE_SYNC_MEMBERS_MAX ? by : WIRE_SYNC_MEMBERS_MAX);
+	}
+	return n;
+}
+
 uint64_t
 membership_maglev_digest(const struct membership *e)
 {

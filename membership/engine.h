@@ -327,6 +327,18 @@ int membership_status(const struct membership *e, struct wire_ctl_cluster *out);
 
 void membership_summary(const struct membership *e, struct membership_summary *out);
 
+/*
+ * HEALTH_STATUS: the probe targets from index cursor on (probe ids
+ * cursor, cursor + 1, ...: the config's order), at most cap of them, into
+ * out: VIP name, backend, local_up (ops->probe_up), agreed_up, and the
+ * nodes whose last report has it down (the first WIRE_SYNC_MEMBERS_MAX).
+ * The probe figures (probes, failures, last_duration_us) are left zero,
+ * for the caller's probe engine. Returns how many were written; *total:
+ * every target of the config. out may be NULL when cap is 0.
+ */
+size_t membership_health_targets(const struct membership *e, uint32_t cursor,
+				 struct wire_ctl_health_target *out, size_t cap, uint32_t *total);
+
 /* The dataplane's Maglev digest from its last answer (0: none yet). */
 uint64_t membership_maglev_digest(const struct membership *e);
 

@@ -160,6 +160,29 @@ health_is_down(const struct health *h, const struct health_key *k)
 	       bsearch(k, h->down, h->n_down, sizeof(*k), key_cmp) != NULL;
 }
 
+size_t
+health_reporters(const struct health *h, const struct health_key *k, uint32_t *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < h->n_reports; i++) {
+		const struct report *r = &h->reports[i];
+		uint32_t node = r->node;
+		size_t at;
+
+		if (r->n == 0 || bsearch(k, r->keys, r->n, sizeof(*k), key_cmp) == NULL)
+			continue;
+		/* insert in order among the first cap: reports are few (members) */
+		for (at = n < cap ? n : cap; at > 0 && out[at - 1] > node; at--)
+			if (at < cap)
+				out[at] = out[at - 1];
+		if (at < cap)
+			out[at] = node;
+		n++;
+	}
+	return n;
+}
+
 long
 health_reported(const struct health *h, uint32_t node)
 {

@@ -63,4 +63,12 @@ bool health_is_down(const struct health *h, const struct health_key *k);
 /* How many keys node's last report held; -1 without a report. */
 long health_reported(const struct health *h, uint32_t node);
 
+/*
+ * The nodes whose last report holds k (voters or not), ascending: the
+ * first cap of them into out (may be NULL when cap is 0). Returns how many
+ * there are, which may exceed cap.
+ */
+size_t health_reporters(const struct health *h, const struct health_key *k, uint32_t *out,
+			size_t cap);
+
 #endif /* MAGLB_MEMBERSHIP_HEALTH_H */

@@ -248,11 +248,15 @@ static void
 slot_finish(struct probe *p, struct probe_slot *s, int err, uint64_t now)
 {
 	struct probe_stats *st = &s->stats;
+	uint64_t us = now > s->started_ns ? (now - s->started_ns) / 1000 : 0;
 
 	slot_close(s);
 	s->phase = PROBE_PHASE_IDLE;
 	p->counters.in_flight--;
 	st->probes++;
+	st->last_duration_us = us < UINT32_MAX ? (uint32_t)us : UINT32_MAX;
+	p->counters.durations[wire_bucket_of(wire_probe_bucket_us, WIRE_PROBE_BUCKETS, us)]++;
+	p->counters.duration_sum_us += us;
 	if (err == 0) {
 		st->successes++;
 		st->successes_in_row++;

@@ -68,6 +68,7 @@
 #include <stdint.h>
 
 #include "config/config.h"
+#include "proto/wire.h"
 
 enum {
 	PROBE_EVENTS_MAX = 64,          /* socket events handled a dispatch */
@@ -114,6 +115,7 @@ struct probe_stats {
 	uint32_t failures_in_row;       /* 0 when the last probe passed */
 	int last_error;                 /* of the last failure or local error; 0: none */
 	uint16_t last_http_status;      /* of the last status line read; 0: none */
+	uint32_t last_duration_us;      /* of the last finished probe (probes > 0) */
 };
 
 /* The engine's totals: X(ENUM, name, description). */
@@ -142,6 +144,14 @@ struct probe_counters {
 	uint64_t targets;
 	uint64_t down;
 	uint64_t in_flight;
+	/*
+	 * How long the finished probes took (successes and failures, from
+	 * the start to the dispatch that ended it), by bucket of
+	 * wire_probe_bucket_us[]: not cumulative, [i] above bound i - 1 and at
+	 * most bound i, the last above every bound; and their sum.
+	 */
+	uint64_t durations[WIRE_PROBE_BUCKETS + 1];
+	uint64_t duration_sum_us;
 };
 
 struct probe_ops {

@@ -114,6 +114,7 @@ size_t wire_flow_encoded_size(const struct wire_flow *f);
 	X(TOO_MANY_ENTRIES, "more entries than the receiver's buffer holds") \
 	X(BAD_STRING, "string too long for its field") \
 	X(BAD_ENUM, "enum value unknown or unspecified") \
+	X(BAD_HISTOGRAM, "histogram of another number of buckets, or counts that decrease") \
 	X(NO_MEMORY, "out of memory while converting")
 
 enum wire_drop {
@@ -329,6 +330,8 @@ enum wire_ctl_kind {
 	WIRE_CTL_SYNC_STATUS,           /* sync_status */
 	WIRE_CTL_BFD_STATUS_REQUEST,    /* no body (to the dataplane) */
 	WIRE_CTL_BFD_STATUS,            /* bfd_status */
+	WIRE_CTL_HEALTH_STATUS_REQUEST, /* health_status_request (to syncd) */
+	WIRE_CTL_HEALTH_STATUS,         /* health_status */
 	WIRE_CTL_KIND_MAX
 };
 
@@ -594,6 +597,58 @@ enum {
 	WIRE_SYNC_MEMBERS_MAX = 64,     /* members of a group a status lists */
 };
 
+/*
+ * Cumulative histograms, Prometheus style, since the process started
+ * (never reset; a reload keeps them): a ladder of upper bounds in µs fixed
+ * here per use and not sent, and for each bound the count of observations
+ * at or below it (cumulative: never decreasing along the ladder), the count
+ * of every observation (the +Inf bucket, at least the last bound's) and
+ * their sum in µs. As Prometheus wants them: le="bound / 1e6" seconds is
+ * cumulative[i], le="+Inf" is count, _sum is sum_us / 1e6 and _count is
+ * count. Decoders refuse (BAD_HISTOGRAM) one of another number of bounds,
+ * or whose counts decrease (count included); an absent one (an older
+ * sender) decodes as empty, all zero.
+ *
+ * wire_lag_bucket_us[]: replication lag, 100 µs .. 60 s: 100, 250, 500 µs,
+ * 1, 2.5, 5, 10, 25, 50, 100, 250, 500 ms, 1, 2.5, 5, 10, 30, 60 s.
+ * wire_probe_bucket_us[]: health probe durations, 250 µs .. 10 s: 250,
+ * 500 µs, 1, 2.5, 5, 10, 25, 50, 100, 250, 500 ms, 1, 2.5, 5, 10 s.
+ */
+enum {
+	WIRE_LAG_BUCKETS = 18,
+	WIRE_PROBE_BUCKETS = 15,
+};
+
+extern const uint32_t wire_lag_bucket_us[WIRE_LAG_BUCKETS];
+extern const uint32_t wire_probe_bucket_us[WIRE_PROBE_BUCKETS];
+
+struct wire_lag_histogram {
+	uint64_t cumulative[WIRE_LAG_BUCKETS]; /* [i]: <= wire_lag_bucket_us[i] */
+	uint64_t count;             /* every observation: the +Inf bucket */
+	uint64_t sum_us;
+};
+
+struct wire_probe_histogram {
+	uint64_t cumulative[WIRE_PROBE_BUCKETS]; /* [i]: <= wire_probe_bucket_us[i] */
+	uint64_t count;
+	uint64_t sum_us;
+};
+
+/*
+ * The bucket v falls in over bounds[0..n) (ascending): the first i with
+ * v <= bounds[i], n above them all. A few compares, for the counters that
+ * feed the histograms above (one per bucket, cumulated when reported).
+ */
+static inline unsigned int
+wire_bucket_of(const uint32_t *bounds, unsigned int n, uint64_t v)
+{
+	unsigned int i = 0;
+
+	while (i < n && v > bounds[i])
+		i++;
+	return i;
+}
+
 /* One sync group, in SYNC_STATUS. */
 struct wire_ctl_sync_group {
 	char name[WIRE_NAME_MAX];
@@ -615,6 +670,8 @@ struct wire_ctl_sync_group {
 	uint64_t resync_entries_received;  /* in every resync, as requester */
 	uint32_t self_lag_p50_us, self_lag_p99_us;      /* export -> own delivery */
 	uint32_t import_lag_p50_us, import_lag_p99_us;  /* peer's export -> import ack */
+	struct wire_lag_histogram self_lag;     /* the same lags since syncd started, */
+	struct wire_lag_histogram import_lag;   /* one sample a message (cumulative) */
 };
 
 /* A drop or refusal that happened (count >= 1), by reason. */
@@ -712,6 +769,50 @@ struct wire_ctl_bfd_status {
 	size_t n_drops;
 };
 
+/*
+ * HEALTH_STATUS comes in pages of at most WIRE_HEALTH_PAGE_TARGETS probe
+ * targets, in the config's order: ask again with cursor set to the
+ * answer's next_cursor until it is 0. The widest page (every field at its
+ * largest, 64 nodes reporting each target down) takes about 450 KiB, under
+ * the IPC bound (check_wire holds it to that). A reload between two pages
+ * may shift the list: the cursor is a position in it.
+ */
+enum {
+	WIRE_HEALTH_PAGE_TARGETS = 1024,
+};
+
+struct wire_ctl_health_status_request {
+	uint32_t cursor;            /* 0 first, then the last next_cursor */
+};
+
+/* One probe target: a backend of a VIP with health checking. */
+struct wire_ctl_health_target {
+	char vip[WIRE_NAME_MAX];    /* the VIP's name */
+	uint8_t family;             /* of the backend: AF_INET or AF_INET6 */
+	uint8_t backend[WIRE_ADDR_MAX];
+	bool local_up;              /* this node's probes' verdict */
+	bool agreed_up;             /* not in the agreed down set */
+	uint32_t down_by[WIRE_SYNC_MEMBERS_MAX]; /* nodes whose last report has it
+				     * down (voters or not), ascending, >= 1 */
+	uint32_t n_down_by;
+	uint64_t probes;            /* finished here: successes + failures */
+	uint64_t failures;          /* timeouts included */
+	uint32_t last_duration_us;  /* of the last finished probe (probes > 0) */
+};
+
+/* HEALTH_STATUS: syncd's probe targets, a page of them, and its probes. */
+struct wire_ctl_health_status {
+	uint32_t node_id;           /* >= 1 */
+	uint32_t targets_total;     /* every probe target of the config */
+	uint32_t next_cursor;       /* 0: the list is complete */
+	struct wire_ctl_health_target *targets;
+	size_t n_targets;
+	/* node-wide, since syncd started, on every page */
+	uint64_t probes;            /* finished */
+	uint64_t failures;
+	struct wire_probe_histogram probe_duration;
+};
+
 struct wire_ctl_error {
 	int code;                   /* positive errno; 0 acknowledges success */
 	char message[WIRE_TEXT_MAX];
@@ -745,6 +846,8 @@ struct wire_ctl_msg {
 		struct wire_ctl_cluster_standby cluster_standby;
 		struct wire_ctl_sync_status sync_status;
 		struct wire_ctl_bfd_status bfd_status;
+		struct wire_ctl_health_status_request health_status_request;
+		struct wire_ctl_health_status health_status;
 	};
 };
 
@@ -763,9 +866,10 @@ size_t wire_ctl_encoded_size(const struct wire_ctl_msg *m);
 /*
  * Decode and validate buf (len bytes) into *m. On success returns 0; the
  * arrays of m (counters, vip_list, ownership, dump, flows, sync_verify,
- * cluster, sync_status, bfd_status) are then allocated with malloc, NULL
- * when empty, and the caller releases them with wire_ctl_msg_free(). On failure returns -errno as
- * wire_sync_decode() does (BAD_STRING and BAD_ENUM give -EBADMSG), bumps
+ * cluster, sync_status, bfd_status, health_status) are then allocated with
+ * malloc, NULL when empty, and the caller releases them with
+ * wire_ctl_msg_free(). On failure returns -errno as wire_sync_decode()
+ * does (BAD_STRING, BAD_ENUM and BAD_HISTOGRAM give -EBADMSG), bumps
  * exactly one counter of c (may be NULL), allocates nothing and leaves *m
  * untouched.
  */

@@ -45,6 +45,8 @@ const char *const wire_ctl_kind_names[WIRE_CTL_KIND_MAX] = {
 	[WIRE_CTL_SYNC_STATUS] = "sync-status",
 	[WIRE_CTL_BFD_STATUS_REQUEST] = "bfd-status-request",
 	[WIRE_CTL_BFD_STATUS] = "bfd-status",
+	[WIRE_CTL_HEALTH_STATUS_REQUEST] = "health-status-request",
+	[WIRE_CTL_HEALTH_STATUS] = "health-status",
 };
 
 const char *const wire_flow_flag_names[WIRE_FLOW_FLAG_BITS] = {
@@ -115,6 +117,7 @@ wire_ctl_kind_is_request(enum wire_ctl_kind kind)
 	case WIRE_CTL_CLUSTER_STANDBY:
 	case WIRE_CTL_SYNC_STATUS_REQUEST:
 	case WIRE_CTL_BFD_STATUS_REQUEST:
+	case WIRE_CTL_HEALTH_STATUS_REQUEST:
 		return true;
 	default:
 		return false;
@@ -190,8 +193,11 @@ struct ctl_pb {
 		Maglb__Control__ClusterStandby cluster_standby;
 		Maglb__Control__SyncStatus sync_status;
 		Maglb__Control__BfdStatus bfd_status;
+		Maglb__Control__HealthStatusRequest health_status_request;
+		Maglb__Control__HealthStatus health_status;
 	} body;
 	Maglb__Sync__Flow flow;     /* lookups */
+	Maglb__Control__Histogram hist;  /* a body's own histogram (health status) */
 	void **arrays[2];           /* allocated */
 	Maglb__Sync__Entries cols;  /* export and import: arrays[0] holds its arrays */
 };
@@ -1333,6 +1339,67 @@ cluster_standby_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 	return 0;
 }
 
+/* ------------------------------------------------------- histograms */
+
+const uint32_t wire_lag_bucket_us[WIRE_LAG_BUCKETS] = {
+	100, 250, 500,
+	1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000,
+	1000000, 2500000, 5000000, 10000000, 30000000, 60000000,
+};
+
+const uint32_t wire_probe_bucket_us[WIRE_PROBE_BUCKETS] = {
+	250, 500,
+	1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000,
+	1000000, 2500000, 5000000, 10000000,
+};
+
+/*
+ * A histogram over a ladder of bounds: one count per bound, never
+ * decreasing, none above the total. Absent (NULL: an older sender's) is
+ * fine, and empty.
+ */
+static bool
+histogram_check(const Maglb__Control__Histogram *h, size_t bounds, enum wire_drop *why)
+{
+	if (h == NULL)
+		return true;
+	if (h->n_cumulative != bounds)
+		return fail(why, WIRE_DROP_BAD_HISTOGRAM);
+	for (size_t i = 1; i < bounds; i++)
+		if (h->cumulative[i] < h->cumulative[i - 1])
+			return fail(why, WIRE_DROP_BAD_HISTOGRAM);
+	if (bounds > 0 && h->count < h->cumulative[bounds - 1])
+		return fail(why, WIRE_DROP_BAD_HISTOGRAM);
+	return true;
+}
+
+/* A checked histogram into the C one's fields; all zero when absent. */
+static void
+histogram_to_c(const Maglb__Control__Histogram *h, size_t bounds, uint64_t *cumulative,
+	       uint64_t *count, uint64_t *sum_us)
+{
+	memset(cumulative, 0, bounds * sizeof(*cumulative));
+	*count = *sum_us = 0;
+	if (h == NULL)
+		return;
+	memcpy(cumulative, h->cumulative, bounds * sizeof(*cumulative));
+	*count = h->count;
+	*sum_us = h->sum_us;
+}
+
+/* pb over the C histogram's fields, which must outlive it. */
+static void
+histogram_to_pb(Maglb__Control__Histogram *pb, const uint64_t *cumulative, size_t bounds,
+		uint64_t count, uint64_t sum_us)
+{
+	*pb = (Maglb__Control__Histogram)MAGLB__CONTROL__HISTOGRAM__INIT;
+	/* protobuf-c's arrays are not const; packing only reads them. */
+	pb->cumulative = (uint64_t *)(uintptr_t)cumulative;
+	pb->n_cumulative = bounds;
+	pb->count = count;
+	pb->sum_us = sum_us;
+}
+
 /* ------------------------------------------------------ sync status */
 
 /* A sync group's plain fields: the same name in C and in protobuf-c. */
@@ -1353,7 +1420,8 @@ sync_group_check(const Maglb__Control__SyncGroupStatus *g, enum wire_drop *why)
 	for (size_t i = 0; i < g->n_members; i++)
 		if (g->members[i] == 0)
 			return fail(why, WIRE_DROP_BAD_SENDER);
-	return true;
+	return histogram_check(g->self_lag, WIRE_LAG_BUCKETS, why) &&
+	       histogram_check(g->import_lag, WIRE_LAG_BUCKETS, why);
 }
 
 static bool
@@ -1385,14 +1453,34 @@ sync_group_to_c(const void *pb, void *item)
 		out->members[i] = g->members[i];
 	out->n_members = (uint32_t)g->n_members;
 	SYNC_GROUP_FIGURES(SYNC_GROUP_COPY_)
+	histogram_to_c(g->self_lag, WIRE_LAG_BUCKETS, out->self_lag.cumulative,
+		       &out->self_lag.count, &out->self_lag.sum_us);
+	histogram_to_c(g->import_lag, WIRE_LAG_BUCKETS, out->import_lag.cumulative,
+		       &out->import_lag.count, &out->import_lag.sum_us);
 }
+
+/*
+ * A group as a repeated item with room for its two histograms: the item's
+ * pointer is its SyncGroupStatus's, which comes first.
+ */
+struct sync_group_pb {
+	Maglb__Control__SyncGroupStatus g;
+	Maglb__Control__Histogram self_lag, import_lag;
+};
 
 static int
 sync_group_to_pb(const void *item, void *pb)
 {
 	const struct wire_ctl_sync_group *g = item;
-	Maglb__Control__SyncGroupStatus *out = pb;
+	struct sync_group_pb *room = pb;
+	Maglb__Control__SyncGroupStatus *out = &room->g;
 
+	histogram_to_pb(&room->self_lag, g->self_lag.cumulative, WIRE_LAG_BUCKETS,
+			g->self_lag.count, g->self_lag.sum_us);
+	histogram_to_pb(&room->import_lag, g->import_lag.cumulative, WIRE_LAG_BUCKETS,
+			g->import_lag.count, g->import_lag.sum_us);
+	out->self_lag = &room->self_lag;
+	out->import_lag = &room->import_lag;
 	if (g->n_members > WIRE_SYNC_MEMBERS_MAX ||
 	    string_to_pb(g->name, WIRE_NAME_MAX, &out->name) < 0 ||
 	    string_to_pb(g->state, WIRE_NAME_MAX, &out->state) < 0)
@@ -1427,8 +1515,10 @@ sync_drop_to_pb(const void *item, void *pb)
 	return string_to_pb(d->reason, WIRE_NAME_MAX, &out->reason);
 }
 
-static const Maglb__Control__SyncGroupStatus sync_group_init =
-	MAGLB__CONTROL__SYNC_GROUP_STATUS__INIT;
+static const struct sync_group_pb sync_group_init = {
+	MAGLB__CONTROL__SYNC_GROUP_STATUS__INIT,
+	MAGLB__CONTROL__HISTOGRAM__INIT, MAGLB__CONTROL__HISTOGRAM__INIT,
+};
 static const Maglb__Control__SyncDrop sync_drop_init = MAGLB__CONTROL__SYNC_DROP__INIT;
 
 static const struct ctl_repeated sync_status_repeated[2] = {
@@ -1599,6 +1689,140 @@ bfd_status_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 #undef BFD_SESSION_COPY_
 #undef BFD_SESSION_FIGURES
 
+/* ----------------------------------------------------------- health */
+
+static int
+health_status_request_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__HealthStatusRequest *r = body;
+
+	m->health_status_request.cursor = r->cursor;
+	return 0;
+}
+
+static int
+health_status_request_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	Maglb__Control__HealthStatusRequest *r = &p->body.health_status_request;
+
+	*r = (Maglb__Control__HealthStatusRequest)MAGLB__CONTROL__HEALTH_STATUS_REQUEST__INIT;
+	r->cursor = m->health_status_request.cursor;
+	return 0;
+}
+
+static bool
+health_target_check(const Maglb__Control__HealthTarget *t, enum wire_drop *why)
+{
+	if (!wire_string_fits(t->vip, WIRE_NAME_MAX))
+		return fail(why, WIRE_DROP_BAD_STRING);
+	if (wire_addr_family(t->backend.len) == 0)
+		return fail(why, WIRE_DROP_BAD_ADDRESS);
+	if (t->n_down_by > WIRE_SYNC_MEMBERS_MAX)
+		return fail(why, WIRE_DROP_TOO_MANY_ENTRIES);
+	for (size_t i = 0; i < t->n_down_by; i++)
+		if (t->down_by[i] == 0)
+			return fail(why, WIRE_DROP_BAD_SENDER);
+	return true;
+}
+
+static bool
+health_status_check(const void *body, enum wire_drop *why)
+{
+	const Maglb__Control__HealthStatus *r = body;
+
+	if (r->node_id == 0)
+		return fail(why, WIRE_DROP_BAD_SENDER);
+	if (!histogram_check(r->probe_duration, WIRE_PROBE_BUCKETS, why))
+		return false;
+	for (size_t i = 0; i < r->n_targets; i++)
+		if (!health_target_check(r->targets[i], why))
+			return false;
+	return true;
+}
+
+static void
+health_target_to_c(const Maglb__Control__HealthTarget *t, struct wire_ctl_health_target *out)
+{
+	wire_string_copy(out->vip, WIRE_NAME_MAX, t->vip);
+	out->family = wire_addr_family(t->backend.len);
+	wire_addr_copy(out->backend, &t->backend);
+	out->local_up = t->local_up;
+	out->agreed_up = t->agreed_up;
+	for (size_t i = 0; i < t->n_down_by; i++)
+		out->down_by[i] = t->down_by[i];
+	out->n_down_by = (uint32_t)t->n_down_by;
+	out->probes = t->probes;
+	out->failures = t->failures;
+	out->last_duration_us = t->last_duration_us;
+}
+
+static int
+health_status_to_c(const void *body, struct wire_ctl_msg *m)
+{
+	const Maglb__Control__HealthStatus *r = body;
+	struct wire_ctl_health_status *out = &m->health_status;
+	struct wire_ctl_health_target *targets = array_to_c(r->n_targets, sizeof(*targets));
+
+	if (targets == NULL && r->n_targets > 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->n_targets; i++)
+		health_target_to_c(r->targets[i], &targets[i]);
+	*out = (struct wire_ctl_health_status){
+		.node_id = r->node_id, .targets_total = r->targets_total,
+		.next_cursor = r->next_cursor, .targets = targets, .n_targets = r->n_targets,
+		.probes = r->probes, .failures = r->failures,
+	};
+	histogram_to_c(r->probe_duration, WIRE_PROBE_BUCKETS, out->probe_duration.cumulative,
+		       &out->probe_duration.count, &out->probe_duration.sum_us);
+	return 0;
+}
+
+/* An unknown family becomes an empty address, which the check refuses. */
+static int
+health_target_to_pb(const struct wire_ctl_health_target *t, Maglb__Control__HealthTarget *out)
+{
+	if (t->n_down_by > WIRE_SYNC_MEMBERS_MAX)
+		return -EINVAL;
+	out->backend = wire_addr_to_pb(t->family, t->backend);
+	out->local_up = t->local_up;
+	out->agreed_up = t->agreed_up;
+	/* protobuf-c's arrays are not const; packing only reads them. */
+	out->down_by = (uint32_t *)(uintptr_t)t->down_by;
+	out->n_down_by = t->n_down_by;
+	out->probes = t->probes;
+	out->failures = t->failures;
+	out->last_duration_us = t->last_duration_us;
+	return string_to_pb(t->vip, WIRE_NAME_MAX, &out->vip);
+}
+
+static int
+health_status_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
+{
+	static const Maglb__Control__HealthTarget init = MAGLB__CONTROL__HEALTH_TARGET__INIT;
+	Maglb__Control__HealthStatus *r = &p->body.health_status;
+	const struct wire_ctl_health_status *in = &m->health_status;
+	const struct wire_probe_histogram *h = &in->probe_duration;
+	int ret;
+
+	*r = (Maglb__Control__HealthStatus)MAGLB__CONTROL__HEALTH_STATUS__INIT;
+	ret = array_to_pb(p, 0, in->n_targets, sizeof(init), &init, in->targets);
+	if (ret < 0)
+		return ret;
+	r->targets = (Maglb__Control__HealthTarget **)p->arrays[0];
+	r->n_targets = in->n_targets;
+	for (size_t i = 0; i < in->n_targets; i++)
+		if (health_target_to_pb(&in->targets[i], r->targets[i]) < 0)
+			return -EINVAL;
+	r->node_id = in->node_id;
+	r->targets_total = in->targets_total;
+	r->next_cursor = in->next_cursor;
+	r->probes = in->probes;
+	r->failures = in->failures;
+	histogram_to_pb(&p->hist, h->cumulative, WIRE_PROBE_BUCKETS, h->count, h->sum_us);
+	r->probe_duration = &p->hist;
+	return 0;
+}
+
 static const struct ctl_ops ctl_ops[WIRE_CTL_KIND_MAX] = {
 	[WIRE_CTL_STATUS_REQUEST] = { CTL_CASE_(STATUS_REQUEST),
 		NULL, NULL, NULL },
@@ -1657,6 +1881,10 @@ static const struct ctl_ops ctl_ops[WIRE_CTL_KIND_MAX] = {
 		NULL, NULL, NULL },
 	[WIRE_CTL_BFD_STATUS] = { CTL_CASE_(BFD_STATUS),
 		bfd_status_check, bfd_status_to_c, bfd_status_to_pb },
+	[WIRE_CTL_HEALTH_STATUS_REQUEST] = { CTL_CASE_(HEALTH_STATUS_REQUEST),
+		NULL, health_status_request_to_c, health_status_request_to_pb },
+	[WIRE_CTL_HEALTH_STATUS] = { CTL_CASE_(HEALTH_STATUS),
+		health_status_check, health_status_to_c, health_status_to_pb },
 };
 
 #undef CTL_CASE_
@@ -1849,6 +2077,9 @@ wire_ctl_msg_free(struct wire_ctl_msg *m)
 	case WIRE_CTL_BFD_STATUS:
 		free(m->bfd_status.sessions);
 		free(m->bfd_status.drops);
+		break;
+	case WIRE_CTL_HEALTH_STATUS:
+		free(m->health_status.targets);
 		break;
 	default:
 		break;

@@ -610,6 +610,56 @@ syncd_cluster_standby(struct syncd_cluster *c, bool on)
 	membership_standby(c->engine, on, daemon_mono_ms());
 }
 
+/* The probes' durations as a cumulative histogram. */
+static void
+probe_durations(const struct probe_counters *pc, struct wire_probe_histogram *out)
+{
+	uint64_t run = 0;
+
+	for (unsigned int i = 0; i < WIRE_PROBE_BUCKETS; i++) {
+		run += pc->durations[i];
+		out->cumulative[i] = run;
+	}
+	out->count = run + pc->durations[WIRE_PROBE_BUCKETS];
+	out->sum_us = pc->duration_sum_us;
+}
+
+int
+syncd_cluster_health_status(const struct syncd_cluster *c, uint32_t cursor,
+			    struct wire_ctl_health_status *out)
+{
+	const struct probe_counters *pc = probe_counters(c->probe);
+	uint32_t total;
+	size_t room, n;
+
+	membership_health_targets(c->engine, cursor, NULL, 0, &total);
+	room = cursor < total ? total - cursor : 0;
+	room = room < WIRE_HEALTH_PAGE_TARGETS ? room : WIRE_HEALTH_PAGE_TARGETS;
+	*out = (struct wire_ctl_health_status){
+		.node_id = c->cfg->node_id, .targets_total = total,
+		.probes = pc->counts[PROBE_SUCCESSES] + pc->counts[PROBE_FAILURES],
+		.failures = pc->counts[PROBE_FAILURES],
+		.targets = calloc(room > 0 ? room : 1, sizeof(*out->targets)),
+	};
+	if (out->targets == NULL)
+		return -ENOMEM;
+	probe_durations(pc, &out->probe_duration);
+	n = membership_health_targets(c->engine, cursor, out->targets, room, &total);
+	for (size_t i = 0; i < n; i++) {
+		struct wire_ctl_health_target *t = &out->targets[i];
+		struct probe_stats st;
+
+		if (probe_stats(c->probe, cursor + (uint32_t)i, &st) < 0)
+			continue;       /* the probe ids are the engine's indexes */
+		t->probes = st.probes;
+		t->failures = st.failures;
+		t->last_duration_us = st.last_duration_us;
+	}
+	out->n_targets = n;
+	out->next_cursor = cursor + n < total ? cursor + (uint32_t)n : 0;
+	return 0;
+}
+
 void
 syncd_cluster_counters(const struct syncd_cluster *c, struct ipc_counter_list *l)
 {

@@ -64,6 +64,16 @@ int syncd_cluster_status(const struct syncd_cluster *c, struct wire_ctl_cluster 
 /* maglbctl cluster standby on|off. */
 void syncd_cluster_standby(struct syncd_cluster *c, bool on);
 
+/*
+ * HEALTH_STATUS: the page of probe targets from cursor (at most
+ * WIRE_HEALTH_PAGE_TARGETS; past the end: none, next_cursor 0) with this
+ * node's probe figures, and the probes' node-wide totals and duration
+ * histogram. out->targets allocated (free it, also on error). 0 or
+ * -ENOMEM.
+ */
+int syncd_cluster_health_status(const struct syncd_cluster *c, uint32_t cursor,
+				struct wire_ctl_health_status *out);
+
 /* The counters of membership, probes and hooks. */
 void syncd_cluster_counters(const struct syncd_cluster *c, struct ipc_counter_list *l);
 

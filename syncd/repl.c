@@ -10,6 +10,7 @@
 
 #include "syncd/cache.h"
 #include "syncd/catalog.h"
+#include "syncd/lagcum.h"
 #include "syncd/lathist.h"
 #include "lib/hash.h"
 #include "syncd/repl_private.h"
@@ -366,6 +367,8 @@ repl_group_status(const struct repl *r, uint16_t gi, struct repl_group_status *s
 	st->self_lag_p99_us = lathist_quantile(&g->carried.self_lag, 0.99);
 	st->import_lag_p50_us = lathist_quantile(&g->carried.import_lag, 0.50);
 	st->import_lag_p99_us = lathist_quantile(&g->carried.import_lag, 0.99);
+	lagcum_to_wire(&g->carried.self_lag_cum, &st->self_lag);
+	lagcum_to_wire(&g->carried.import_lag_cum, &st->import_lag);
 }
 
 const uint64_t *

@@ -149,6 +149,7 @@ struct repl_group_status {
 	uint64_t entries_own, entries_peers, digest;
 	uint32_t self_lag_p50_us, self_lag_p99_us;    /* export -> own delivery */
 	uint32_t import_lag_p50_us, import_lag_p99_us; /* peer's export -> import ack */
+	struct wire_lag_histogram self_lag, import_lag; /* the same, since start */
 };
 
 /* The daemon's side. Each returns 0 or -errno as described. */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "syncd/cache.h"
+#include "syncd/lagcum.h"
 #include "syncd/lathist.h"
 
 enum {
@@ -284,8 +285,10 @@ repl_on_deliver(struct repl *r, uint16_t gi, uint32_t sender, const void *buf, s
 		repl_apply_entries(r, gi, sender, m.kind == WIRE_SYNC_NEW ? KIND_NEW :
 				   m.kind == WIRE_SYNC_REFRESH ? KIND_REFRESH : KIND_CLOSE,
 				   &m, now_ms);
-		if (sender == r->p.self && m.stamp_us != 0 && now_us > m.stamp_us)
+		if (sender == r->p.self && m.stamp_us != 0 && now_us > m.stamp_us) {
 			lathist_add(&g->carried.self_lag, now_us - m.stamp_us);
+			lagcum_add(&g->carried.self_lag_cum, now_us - m.stamp_us);
+		}
 		break;
 	case WIRE_SYNC_DIGEST_REQUEST:
 	case WIRE_SYNC_DIGEST:

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "syncd/cache.h"
+#include "syncd/lagcum.h"
 #include "syncd/lathist.h"
 
 enum {
@@ -160,8 +161,10 @@ repl_import_done(struct repl *r, uint64_t token, bool ok, uint64_t now_us)
 
 		r->node[REPL_NODE_IMPORT_BATCHES]++;
 		g->carried.counters[REPL_IMPORTED] += b->n;
-		if (b->stamp_us != 0 && now_us > b->stamp_us)
+		if (b->stamp_us != 0 && now_us > b->stamp_us) {
 			lathist_add(&g->carried.import_lag, now_us - b->stamp_us);
+			lagcum_add(&g->carried.import_lag_cum, now_us - b->stamp_us);
+		}
 	} else {
 		r->node[REPL_NODE_IMPORT_ERRORS]++;
 	}

@@ -17,6 +17,7 @@
 #include "proto/wire.h"
 #include "syncd/cache.h"
 #include "syncd/catalog.h"
+#include "syncd/lagcum.h"
 #include "syncd/lathist.h"
 #include "syncd/repl.h"
 
@@ -119,8 +120,9 @@ struct resync_requester {
 
 /*
  * What a group keeps across a reload (group_carry() copies it whole): its
- * counters, its membership, its resync, its sequences and its CPG backlog
- * with what that backlog carries for verify.
+ * counters, its membership, its resync, its sequences, its lags (the
+ * windows and the histograms since start) and its CPG backlog with what
+ * that backlog carries for verify.
  */
 struct group_carried {
 	uint64_t counters[REPL_COUNTER_MAX];
@@ -131,6 +133,7 @@ struct group_carried {
 	uint64_t seq;                   /* of own messages */
 	struct peer_seq peers[REPL_MEMBERS_MAX];
 	struct lathist self_lag, import_lag;
+	struct lagcum self_lag_cum, import_lag_cum;     /* the same samples, since start */
 	/* the CPG backlog: the new group takes it over */
 	struct queued_msg *q_head, *q_tail;
 	size_t q_bytes;

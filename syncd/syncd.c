@@ -462,6 +462,7 @@ sync_status_group(struct syncd *s, uint16_t gi, struct wire_ctl_sync_status *out
 		.self_lag_p50_us = st.self_lag_p50_us, .self_lag_p99_us = st.self_lag_p99_us,
 		.import_lag_p50_us = st.import_lag_p50_us,
 		.import_lag_p99_us = st.import_lag_p99_us,
+		.self_lag = st.self_lag, .import_lag = st.import_lag,
 	};
 	snprintf(g->name, sizeof(g->name), "%s", st.name);
 	snprintf(g->state, sizeof(g->state), "%s", repl_sync_state_names[st.state]);
@@ -607,6 +608,10 @@ serve(void *ctx, uint64_t conn_id, const struct wire_ctl_msg *req, struct wire_c
 	case WIRE_CTL_CLUSTER_REQUEST:
 		resp->kind = WIRE_CTL_CLUSTER_STATUS;
 		return syncd_cluster_status(s->cluster, &resp->cluster);
+	case WIRE_CTL_HEALTH_STATUS_REQUEST:
+		resp->kind = WIRE_CTL_HEALTH_STATUS;
+		return syncd_cluster_health_status(s->cluster, req->health_status_request.cursor,
+						   &resp->health_status);
 	case WIRE_CTL_CLUSTER_STANDBY:
 		syncd_cluster_standby(s->cluster, req->cluster_standby.on);
 		resp->kind = WIRE_CTL_ERROR;
@@ -631,6 +636,8 @@ serve_release(void *ctx, struct wire_ctl_msg *resp)
 		free(resp->sync_verify.digests);
 	else if (resp->kind == WIRE_CTL_CLUSTER_STATUS)
 		free(resp->cluster.members);
+	else if (resp->kind == WIRE_CTL_HEALTH_STATUS)
+		free(resp->health_status.targets);
 	else if (resp->kind == WIRE_CTL_SYNC_STATUS) {
 		free(resp->sync_status.groups);
 		free(resp->sync_status.drops);

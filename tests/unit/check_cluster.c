@@ -982,6 +982,48 @@ START_TEST(test_health_agreed)
 }
 END_TEST
 
+/*
+ * The exporter's view (HEALTH_STATUS): each probe target with this node's
+ * verdict, the agreed one and who reports it down, a page at a time.
+ */
+START_TEST(test_health_targets)
+{
+	struct wire_ctl_health_target t[4];
+	uint32_t total;
+
+	pair_up(2, false);
+	nodes[0].probe_down[1] = true;
+	membership_probe_changed(nodes[0].e, 1, false, now);
+	membership_health_flush(nodes[0].e, now);
+	settle();
+	ck_assert_uint_eq(membership_health_targets(nodes[1].e, 0, t, 4, &total), 3);
+	ck_assert_uint_eq(total, 3);
+	ck_assert_str_eq(t[1].vip, "web");
+	ck_assert_uint_eq(t[1].family, AF_INET);
+	ck_assert_uint_eq(t[1].backend[3], 22);
+	ck_assert(t[1].local_up && t[1].agreed_up);     /* node 2 sees it up */
+	ck_assert_uint_eq(t[1].n_down_by, 1);
+	ck_assert_uint_eq(t[1].down_by[0], 1);
+	ck_assert(t[0].local_up && t[0].agreed_up && t[0].n_down_by == 0);
+	ck_assert_uint_eq(t[0].probes, 0);              /* the caller's probes' */
+
+	nodes[1].probe_down[1] = true;
+	membership_probe_changed(nodes[1].e, 1, false, now);
+	membership_health_flush(nodes[1].e, now);
+	settle();
+	/* a page of one from target 1, and past the end */
+	ck_assert_uint_eq(membership_health_targets(nodes[0].e, 1, t, 1, &total), 1);
+	ck_assert(!t[0].local_up && !t[0].agreed_up);
+	ck_assert_uint_eq(t[0].backend[3], 22);
+	ck_assert_uint_eq(t[0].n_down_by, 2);
+	ck_assert_uint_eq(t[0].down_by[0], 1);
+	ck_assert_uint_eq(t[0].down_by[1], 2);
+	ck_assert_uint_eq(membership_health_targets(nodes[0].e, 3, t, 4, &total), 0);
+	ck_assert_uint_eq(membership_health_targets(nodes[0].e, 0, NULL, 0, &total), 0);
+	ck_assert_uint_eq(total, 3);
+}
+END_TEST
+
 /* A reload while owning: the VIPs are owned again at once, announced. */
 START_TEST(test_reload_reannounces)
 {
@@ -1059,6 +1101,7 @@ cluster_suite(void)
 	tcase_add_test(tc, test_partition_heal);
 	tcase_add_test(tc, test_send_too_long);
 	tcase_add_test(tc, test_health_agreed);
+	tcase_add_test(tc, test_health_targets);
 	tcase_add_test(tc, test_reload_reannounces);
 	tcase_add_test(tc, test_role_flap_during_renewal);
 	suite_add_tcase(s, tc);

@@ -124,6 +124,40 @@ START_TEST(test_same_input_same_set_in_any_order)
 }
 END_TEST
 
+/* Who reports a key down: every report that holds it, voters or not, ascending. */
+START_TEST(test_reporters)
+{
+	struct health *h = health_create();
+	struct health_key b1 = key(11), b2 = key(12), b3 = key(13);
+	uint32_t by[4];
+
+	ck_assert_uint_eq(health_reporters(h, &b1, by, 4), 0);
+	ck_assert_int_eq(health_report(h, 9, &b1, 1), 0);
+	ck_assert_int_eq(health_report(h, 3, (struct health_key[]){ b2, b1 }, 2), 0);
+	ck_assert_int_eq(health_report(h, 5, &b2, 1), 0);
+	ck_assert_int_eq(health_report(h, 1, (struct health_key[]){ b1, b1 }, 2), 0);
+	ck_assert_uint_eq(health_reporters(h, &b1, by, 4), 3);
+	ck_assert_uint_eq(by[0], 1);
+	ck_assert_uint_eq(by[1], 3);
+	ck_assert_uint_eq(by[2], 9);
+	ck_assert_uint_eq(health_reporters(h, &b2, by, 4), 2);
+	ck_assert_uint_eq(by[0], 3);
+	ck_assert_uint_eq(by[1], 5);
+	ck_assert_uint_eq(health_reporters(h, &b3, by, 4), 0);
+	/* a short room keeps the lowest ids; the count is all of them */
+	ck_assert_uint_eq(health_reporters(h, &b1, by, 2), 3);
+	ck_assert_uint_eq(by[0], 1);
+	ck_assert_uint_eq(by[1], 3);
+	ck_assert_uint_eq(health_reporters(h, &b1, NULL, 0), 3);
+	/* a newer report replaces the old; a node that left no longer counts */
+	ck_assert_int_eq(health_report(h, 3, &b2, 1), 0);
+	health_forget(h, 9);
+	ck_assert_uint_eq(health_reporters(h, &b1, by, 4), 1);
+	ck_assert_uint_eq(by[0], 1);
+	health_destroy(h);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -137,6 +171,7 @@ main(void)
 	tcase_add_test(tc, test_only_voters_count);
 	tcase_add_test(tc, test_repeated_key_counts_once);
 	tcase_add_test(tc, test_same_input_same_set_in_any_order);
+	tcase_add_test(tc, test_reporters);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -591,7 +591,9 @@ START_TEST(test_tcp_timeout)
 	struct ctx c;
 	struct probe_target t = target(1, AF_INET, 0, CONFIG_HEALTH_TCP);
 	int filler, listener = syn_dropping_port(&t.port, &filler);
+	const struct probe_counters *pc;
 	struct probe_stats st;
+	uint64_t finished = 0;
 
 	ctx_init(&c);
 	t.timeout_ms = 50;
@@ -605,6 +607,16 @@ START_TEST(test_tcp_timeout)
 	ck_assert_uint_eq(st.failures, t.fall);
 	ck_assert_int_eq(st.last_error, ETIMEDOUT);
 	ck_assert_uint_eq(probe_counters(c.p)->counts[PROBE_TIMEOUTS], t.fall);
+	/* each took its whole timeout: counted in the durations, none below 50 ms */
+	ck_assert_uint_ge(st.last_duration_us, 50000);
+	pc = probe_counters(c.p);
+	for (int i = 0; i <= WIRE_PROBE_BUCKETS; i++) {
+		if (i < WIRE_PROBE_BUCKETS && wire_probe_bucket_us[i] < 50000)
+			ck_assert_uint_eq(pc->durations[i], 0);
+		finished += pc->durations[i];
+	}
+	ck_assert_uint_eq(finished, pc->counts[PROBE_SUCCESSES] + pc->counts[PROBE_FAILURES]);
+	ck_assert_uint_ge(pc->duration_sum_us, finished * 50000);
 	close(filler);
 	close(listener);
 	ctx_fini(&c);

@@ -1039,6 +1039,86 @@ node_reload(int i, enum extra extra)
 	n->cfg = cfg;
 }
 
+/* Deliver every queued message to every member, at syncd's wall clock us. */
+static void
+deliver_at(uint64_t us)
+{
+	while (q_head < q_tail) {
+		struct msg *m = &queue[q_head++];
+
+		for (int i = 0; i < NODES_MAX; i++)
+			if (m->data != NULL && nodes[i].r != NULL && nodes[i].member)
+				repl_on_deliver(nodes[i].r, m->group, m->sender, m->data, m->len,
+						now, us);
+		free(m->data);
+	}
+}
+
+/* Node i's dataplane acknowledges its imports sent so far, at us. */
+static void
+ack_imports_at(int i, uint64_t us)
+{
+	struct node *n = &nodes[i];
+
+	repl_tick(n->r, now, us);       /* the imports queued go out */
+	for (size_t k = 0; k < n->n_pending; k++)
+		repl_import_done(n->r, n->pending_tokens[k], true, us);
+	n->n_pending = 0;
+}
+
+/*
+ * The lags since start count what the 10-20 s windows count, sample for
+ * sample (one a message, one an import batch), in the bucket of the
+ * ladder that holds them, and a reload keeps them.
+ */
+START_TEST(test_lag_histograms)
+{
+	struct repl_group_status st0, st1;
+
+	node_start(0, EXTRA_NONE);
+	node_start(1, EXTRA_NONE);
+	members(3);
+	settle();
+	repl_dataplane_up(nodes[1].r, now);
+	settle();
+	export_at(0, WIRE_FLOW_EVENT_NEW, 1, 5000000);
+	now += 10;
+	repl_tick(nodes[0].r, now, 0);                  /* the batch goes, stamped */
+	deliver_at(5003000);                            /* delivered back 3 ms later */
+	ack_imports_at(1, 5010000);                     /* imported by node 2 at 10 ms */
+	export_at(0, WIRE_FLOW_EVENT_NEW, 2, 6000000);
+	now += 10;
+	repl_tick(nodes[0].r, now, 0);
+	deliver_at(6000050);                            /* 50 µs */
+	ack_imports_at(1, 6000100);                     /* 100 µs: the first bound, le */
+
+	st0 = status(0);
+	ck_assert_uint_eq(st0.self_lag.count, 2);
+	ck_assert_uint_eq(st0.self_lag.sum_us, 3000 + 50);
+	ck_assert_uint_eq(st0.self_lag.cumulative[0], 1);       /* <= 100 µs */
+	ck_assert_uint_eq(st0.self_lag.cumulative[4], 1);       /* <= 2.5 ms */
+	ck_assert_uint_eq(st0.self_lag.cumulative[5], 2);       /* <= 5 ms */
+	ck_assert_uint_eq(st0.self_lag.cumulative[WIRE_LAG_BUCKETS - 1], 2);
+	ck_assert_uint_eq(st0.import_lag.count, 0);     /* node 1 imported nothing */
+	/* the windows saw the same two: p99 within 5 ms, p50 at the first */
+	ck_assert_uint_le(st0.self_lag_p50_us, 100);
+	ck_assert_uint_ge(st0.self_lag_p99_us, 3000);
+	ck_assert_uint_le(st0.self_lag_p99_us, 5000);
+	st1 = status(1);
+	ck_assert_uint_eq(st1.self_lag.count, 0);
+	ck_assert_uint_eq(st1.import_lag.count, 2);
+	ck_assert_uint_eq(st1.import_lag.sum_us, 10000 + 100);
+	ck_assert_uint_eq(st1.import_lag.cumulative[0], 1);
+	ck_assert_uint_eq(st1.import_lag.cumulative[5], 1);     /* <= 5 ms */
+	ck_assert_uint_eq(st1.import_lag.cumulative[6], 2);     /* <= 10 ms */
+	ck_assert_uint_ge(st1.import_lag_p99_us, 10000);
+
+	node_reload(0, EXTRA_DNS);
+	st1 = status(0);
+	ck_assert_mem_eq(&st1.self_lag, &st0.self_lag, sizeof(st0.self_lag));
+}
+END_TEST
+
 /* A reload that removes a VIP drops its entries, counted; the rest stay. */
 START_TEST(test_reload_drops_removed_vip)
 {
@@ -1549,6 +1629,7 @@ repl_suite(void)
 	tcase_add_test(tc, test_synced_waits_for_imports);
 	tcase_add_test(tc, test_import_ack_of_a_dropped_queue);
 	tcase_add_test(tc, test_reload_drops_removed_vip);
+	tcase_add_test(tc, test_lag_histograms);
 	tcase_add_test(tc, test_reconcile_closes_what_the_dataplane_lost);
 	tcase_add_test(tc, test_reconcile_spares_an_earlier_dataplanes_flows);
 	tcase_add_test(tc, test_partition_heals);

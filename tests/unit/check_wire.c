@@ -1384,6 +1384,17 @@ ctl_sample_sync_status(struct wire_ctl_msg *m)
 		.self_lag_p50_us = 100, .self_lag_p99_us = 900,
 		.import_lag_p50_us = 200, .import_lag_p99_us = UINT32_MAX,
 	};
+	/* lags since start: 3 at 1 ms, 2 at 40 ms, 1 past 60 s; 5 imports at 2 ms */
+	for (int i = 0; i < WIRE_LAG_BUCKETS; i++) {
+		uint32_t top = wire_lag_bucket_us[i];
+
+		sample_groups[0].self_lag.cumulative[i] = (top >= 1000) * 3 + (top >= 40000) * 2;
+		sample_groups[0].import_lag.cumulative[i] = (top >= 2000) * 5;
+	}
+	sample_groups[0].self_lag.count = 6;
+	sample_groups[0].self_lag.sum_us = 3 * 1000 + 2 * 40000 + UINT32_MAX;
+	sample_groups[0].import_lag.count = 5;
+	sample_groups[0].import_lag.sum_us = 10000;
 	for (uint32_t i = 0; i < WIRE_SYNC_MEMBERS_MAX; i++)
 		sample_groups[1].members[i] = i + 1;
 	sample_groups[1].n_members = WIRE_SYNC_MEMBERS_MAX;
@@ -1437,6 +1448,52 @@ ctl_sample_bfd_status(struct wire_ctl_msg *m)
 		.serving = true, .sessions = sample_bfd_sessions, .n_sessions = 2,
 		.drops = sample_bfd_drops, .n_drops = 3,
 	};
+}
+
+static struct wire_ctl_health_target sample_targets[3];
+
+/*
+ * Node 2, page 2 of 3: an IPv4 backend up, an IPv6 one down here and
+ * agreed down by all 64 nodes, one down here alone; 50 probes at 1-2 ms,
+ * 7 timeouts at 10 s.
+ */
+static void
+ctl_sample_health_status(struct wire_ctl_msg *m)
+{
+	struct wire_probe_histogram *h = &m->health_status.probe_duration;
+
+	memset(sample_targets, 0, sizeof(sample_targets));
+	strcpy(sample_targets[0].vip, "web");
+	sample_targets[0].family = AF_INET;
+	sample_targets[0].local_up = sample_targets[0].agreed_up = true;
+	sample_targets[0].probes = 25;
+	sample_targets[0].last_duration_us = 1234;
+	memset(sample_targets[1].vip, 'v', WIRE_NAME_MAX - 1);
+	sample_targets[1].family = AF_INET6;
+	for (uint32_t i = 0; i < WIRE_SYNC_MEMBERS_MAX; i++)
+		sample_targets[1].down_by[i] = UINT32_MAX - WIRE_SYNC_MEMBERS_MAX + i + 1;
+	sample_targets[1].n_down_by = WIRE_SYNC_MEMBERS_MAX;
+	sample_targets[1].probes = sample_targets[1].failures = 25;
+	sample_targets[1].last_duration_us = UINT32_MAX;
+	strcpy(sample_targets[2].vip, "dns");
+	sample_targets[2].family = AF_INET;
+	sample_targets[2].agreed_up = true;
+	sample_targets[2].down_by[0] = 2;
+	sample_targets[2].n_down_by = 1;
+	sample_targets[2].probes = 7;
+	sample_targets[2].failures = 7;
+	for (int i = 0; i < 3; i++)
+		addr_fill(sample_targets[i].family, sample_targets[i].backend);
+	m->health_status = (struct wire_ctl_health_status){
+		.node_id = 2, .targets_total = 2500, .next_cursor = 2048,
+		.targets = sample_targets, .n_targets = 3, .probes = 57, .failures = 32,
+	};
+	for (int i = 0; i < WIRE_PROBE_BUCKETS; i++)
+		h->cumulative[i] = (wire_probe_bucket_us[i] >= 1000) * 20 +
+				   (wire_probe_bucket_us[i] >= 2500) * 30 +
+				   (wire_probe_bucket_us[i] >= 10000000) * 7;
+	h->count = 57;
+	h->sum_us = 20 * 1000 + 30 * 2000 + 7 * 10000000ull;
 }
 
 static void
@@ -1509,6 +1566,9 @@ ctl_sample_arrays(struct wire_ctl_msg *m)
 	case WIRE_CTL_BFD_STATUS:
 		ctl_sample_bfd_status(m);
 		break;
+	case WIRE_CTL_HEALTH_STATUS:
+		ctl_sample_health_status(m);
+		break;
 	default:
 		break;
 	}
@@ -1570,6 +1630,9 @@ ctl_sample_body(struct wire_ctl_msg *m)
 	case WIRE_CTL_CLUSTER_STANDBY:
 		m->cluster_standby.on = true;
 		break;
+	case WIRE_CTL_HEALTH_STATUS_REQUEST:
+		m->health_status_request.cursor = 1024;
+		break;
 	case WIRE_CTL_ERROR:
 		m->error.code = ENOENT;
 		strcpy(m->error.message, "no such vip");
@@ -1615,6 +1678,35 @@ sync_group_assert_eq(const struct wire_ctl_sync_group *x,
 	ck_assert_uint_eq(x->self_lag_p99_us, y->self_lag_p99_us);
 	ck_assert_uint_eq(x->import_lag_p50_us, y->import_lag_p50_us);
 	ck_assert_uint_eq(x->import_lag_p99_us, y->import_lag_p99_us);
+	ck_assert_mem_eq(&x->self_lag, &y->self_lag, sizeof(x->self_lag));
+	ck_assert_mem_eq(&x->import_lag, &y->import_lag, sizeof(x->import_lag));
+}
+
+static void
+health_status_assert_eq(const struct wire_ctl_health_status *a,
+			const struct wire_ctl_health_status *b)
+{
+	ck_assert_uint_eq(a->node_id, b->node_id);
+	ck_assert_uint_eq(a->targets_total, b->targets_total);
+	ck_assert_uint_eq(a->next_cursor, b->next_cursor);
+	ck_assert_uint_eq(a->probes, b->probes);
+	ck_assert_uint_eq(a->failures, b->failures);
+	ck_assert_mem_eq(&a->probe_duration, &b->probe_duration, sizeof(a->probe_duration));
+	ck_assert_uint_eq(a->n_targets, b->n_targets);
+	for (size_t i = 0; i < a->n_targets; i++) {
+		const struct wire_ctl_health_target *x = &a->targets[i], *y = &b->targets[i];
+
+		ck_assert_str_eq(x->vip, y->vip);
+		ck_assert_uint_eq(x->family, y->family);
+		ck_assert_mem_eq(x->backend, y->backend, WIRE_ADDR_MAX);
+		ck_assert_int_eq(x->local_up, y->local_up);
+		ck_assert_int_eq(x->agreed_up, y->agreed_up);
+		ck_assert_uint_eq(x->n_down_by, y->n_down_by);
+		ck_assert_mem_eq(x->down_by, y->down_by, x->n_down_by * sizeof(x->down_by[0]));
+		ck_assert_uint_eq(x->probes, y->probes);
+		ck_assert_uint_eq(x->failures, y->failures);
+		ck_assert_uint_eq(x->last_duration_us, y->last_duration_us);
+	}
 }
 
 static void
@@ -1817,6 +1909,9 @@ ctl_assert_arrays_eq(const struct wire_ctl_msg *a,
 	case WIRE_CTL_BFD_STATUS:
 		bfd_status_assert_eq(&a->bfd_status, &b->bfd_status);
 		break;
+	case WIRE_CTL_HEALTH_STATUS:
+		health_status_assert_eq(&a->health_status, &b->health_status);
+		break;
 	default:
 		break;
 	}
@@ -1886,6 +1981,10 @@ ctl_assert_eq(const struct wire_ctl_msg *a,
 		break;
 	case WIRE_CTL_CLUSTER_STANDBY:
 		ck_assert_int_eq(a->cluster_standby.on, b->cluster_standby.on);
+		break;
+	case WIRE_CTL_HEALTH_STATUS_REQUEST:
+		ck_assert_uint_eq(a->health_status_request.cursor,
+				  b->health_status_request.cursor);
 		break;
 	case WIRE_CTL_ERROR:
 		ck_assert_int_eq(a->error.code, b->error.code);
@@ -2004,6 +2103,12 @@ START_TEST(test_ctl_encode_invalid)
 	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
 	ctl_sample(WIRE_CTL_SYNC_STATUS, &m);
 	m.sync_status.groups = NULL;
+	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ctl_sample(WIRE_CTL_SYNC_STATUS, &m);
+	sample_groups[0].self_lag.cumulative[WIRE_LAG_BUCKETS - 1] = 2;  /* decreases */
+	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ctl_sample(WIRE_CTL_SYNC_STATUS, &m);
+	sample_groups[0].import_lag.count = 4;          /* below the last bound's */
 	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
 	ctl_sample(WIRE_CTL_ERROR, &m);
 	m.kind = WIRE_CTL_KIND_MAX;
@@ -2629,6 +2734,353 @@ START_TEST(test_ctl_sync_status_bad)
 }
 END_TEST
 
+/* ---------------------------------------- histograms, health status */
+
+enum {
+	CTL_BODY_HEALTH_STATUS_REQUEST = 37,
+	CTL_BODY_HEALTH_STATUS = 38,
+	SYNC_GROUP_SELF_LAG = 21,       /* SyncGroupStatus */
+	SYNC_GROUP_IMPORT_LAG = 22,
+	HEALTH_STATUS_PROBE_DURATION = 7,
+};
+
+/* A Histogram by control.proto's numbers: cumulative[0..n), count, sum. */
+static void
+pbw_histogram(struct pbw *w, unsigned int field, const uint64_t *cumulative, size_t n,
+	      uint64_t count, uint64_t sum_us)
+{
+	struct pbw h = { .len = 0 };
+
+	if (n > 0)
+		pbw_packed(&h, 1, cumulative, n);
+	pbw_uint(&h, 2, count);
+	pbw_uint(&h, 3, sum_us);
+	pbw_message(w, field, &h);
+}
+
+/* Cumulative counts over a ladder: step at every bound from first on. */
+static void
+ladder_counts(uint64_t *v, size_t n, size_t first)
+{
+	for (size_t i = 0; i < n; i++)
+		v[i] = i >= first ? 10 * (i - first + 1) : 0;
+}
+
+START_TEST(test_lag_ladders)
+{
+	ck_assert_uint_eq(wire_lag_bucket_us[0], 100);
+	ck_assert_uint_eq(wire_lag_bucket_us[WIRE_LAG_BUCKETS - 1], 60000000);
+	for (int i = 1; i < WIRE_LAG_BUCKETS; i++)
+		ck_assert_uint_gt(wire_lag_bucket_us[i], wire_lag_bucket_us[i - 1]);
+	ck_assert_uint_eq(wire_probe_bucket_us[0], 250);
+	ck_assert_uint_eq(wire_probe_bucket_us[WIRE_PROBE_BUCKETS - 1], 10000000);
+	for (int i = 1; i < WIRE_PROBE_BUCKETS; i++)
+		ck_assert_uint_gt(wire_probe_bucket_us[i], wire_probe_bucket_us[i - 1]);
+	/* a bound belongs to its own bucket (le), one above it to the next */
+	ck_assert_uint_eq(wire_bucket_of(wire_lag_bucket_us, WIRE_LAG_BUCKETS, 0), 0);
+	ck_assert_uint_eq(wire_bucket_of(wire_lag_bucket_us, WIRE_LAG_BUCKETS, 100), 0);
+	ck_assert_uint_eq(wire_bucket_of(wire_lag_bucket_us, WIRE_LAG_BUCKETS, 101), 1);
+	ck_assert_uint_eq(wire_bucket_of(wire_lag_bucket_us, WIRE_LAG_BUCKETS, 60000000),
+			  WIRE_LAG_BUCKETS - 1);
+	ck_assert_uint_eq(wire_bucket_of(wire_lag_bucket_us, WIRE_LAG_BUCKETS, 60000001),
+			  WIRE_LAG_BUCKETS);
+	ck_assert_uint_eq(wire_bucket_of(wire_lag_bucket_us, WIRE_LAG_BUCKETS, UINT64_MAX),
+			  WIRE_LAG_BUCKETS);
+	ck_assert_uint_eq(wire_bucket_of(wire_probe_bucket_us, WIRE_PROBE_BUCKETS, 2500), 3);
+}
+END_TEST
+
+/* A sync group's histograms by control.proto's numbers; absent ones are empty. */
+START_TEST(test_ctl_sync_lag_histograms_raw)
+{
+	uint64_t v[WIRE_LAG_BUCKETS];
+	struct pbw g = { .len = 0 }, rest = { .len = 0 }, w;
+	const struct wire_ctl_sync_group *d;
+	struct wire_ctl_msg m;
+
+	ladder_counts(v, WIRE_LAG_BUCKETS, 3);
+	pbw_bytes(&g, 1, "default", 7);
+	pbw_histogram(&g, SYNC_GROUP_SELF_LAG, v, WIRE_LAG_BUCKETS, 1000, 123456789);
+	pbw_message(&rest, 8, &g);
+	g.len = 0;
+	pbw_bytes(&g, 1, "old", 3);                     /* an older syncd's: none */
+	pbw_message(&rest, 8, &g);
+	pbw_sync_status(&w, 1, &rest);
+	ctl_decode_ok(&w, &m);
+	ck_assert_uint_eq(m.sync_status.n_groups, 2);
+	d = &m.sync_status.groups[0];
+	ck_assert_uint_eq(d->self_lag.cumulative[2], 0);
+	ck_assert_uint_eq(d->self_lag.cumulative[3], 10);
+	ck_assert_uint_eq(d->self_lag.cumulative[WIRE_LAG_BUCKETS - 1],
+			  10 * (WIRE_LAG_BUCKETS - 3));
+	ck_assert_uint_eq(d->self_lag.count, 1000);
+	ck_assert_uint_eq(d->self_lag.sum_us, 123456789);
+	ck_assert_uint_eq(d->import_lag.count, 0);
+	for (int i = 0; i < WIRE_LAG_BUCKETS; i++) {
+		ck_assert_uint_eq(d->import_lag.cumulative[i], 0);
+		ck_assert_uint_eq(m.sync_status.groups[1].self_lag.cumulative[i], 0);
+	}
+	ck_assert_uint_eq(m.sync_status.groups[1].self_lag.sum_us, 0);
+	wire_ctl_msg_free(&m);
+}
+END_TEST
+
+/* A SyncStatus whose one group carries the import lag histogram given. */
+static void
+pbw_sync_lag(struct pbw *w, const uint64_t *v, size_t n, uint64_t count)
+{
+	struct pbw g = { .len = 0 }, rest = { .len = 0 };
+
+	pbw_bytes(&g, 1, "default", 7);
+	pbw_histogram(&g, SYNC_GROUP_IMPORT_LAG, v, n, count, 1);
+	pbw_message(&rest, 8, &g);
+	pbw_sync_status(w, 1, &rest);
+}
+
+START_TEST(test_ctl_sync_lag_histograms_bad)
+{
+	uint64_t v[WIRE_LAG_BUCKETS + 1];
+	struct wire_ctl_msg m;
+	struct pbw w;
+
+	ladder_counts(v, WIRE_LAG_BUCKETS + 1, 0);
+	pbw_sync_lag(&w, v, WIRE_LAG_BUCKETS - 1, 1000);        /* a bound short */
+	ctl_expect_drop(&w, WIRE_DROP_BAD_HISTOGRAM);
+	pbw_sync_lag(&w, v, WIRE_LAG_BUCKETS + 1, 1000);        /* one too many */
+	ctl_expect_drop(&w, WIRE_DROP_BAD_HISTOGRAM);
+	pbw_sync_lag(&w, v, 0, 0);                              /* present, no bound */
+	ctl_expect_drop(&w, WIRE_DROP_BAD_HISTOGRAM);
+	pbw_sync_lag(&w, v, WIRE_LAG_BUCKETS, v[WIRE_LAG_BUCKETS - 1] - 1);  /* +Inf below */
+	ctl_expect_drop(&w, WIRE_DROP_BAD_HISTOGRAM);
+	v[5] = v[4] - 1;                                        /* decreases */
+	pbw_sync_lag(&w, v, WIRE_LAG_BUCKETS, 1000);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_HISTOGRAM);
+	v[5] = v[4];                                            /* flat is fine */
+	pbw_sync_lag(&w, v, WIRE_LAG_BUCKETS, v[WIRE_LAG_BUCKETS - 1]);
+	ctl_decode_ok(&w, &m);
+	ck_assert_uint_eq(m.sync_status.groups[0].import_lag.cumulative[5], v[4]);
+	wire_ctl_msg_free(&m);
+	ctl_expect_envelope_drops(&w);
+}
+END_TEST
+
+/* A HealthTarget by control.proto's numbers: reporters from first, n of them. */
+static void
+pbw_health_target(struct pbw *w, const char *vip, size_t backend_len, uint32_t first,
+		  size_t n_down_by)
+{
+	static const uint8_t addr[16] = { 198, 18, 0, 21 };
+	uint64_t by[WIRE_SYNC_MEMBERS_MAX + 1];
+	struct pbw t = { .len = 0 };
+
+	ck_assert_uint_le(n_down_by, WIRE_SYNC_MEMBERS_MAX + 1);
+	for (size_t i = 0; i < n_down_by; i++)
+		by[i] = first + i;
+	pbw_bytes(&t, 1, vip, strlen(vip));
+	pbw_bytes(&t, 2, addr, backend_len);
+	pbw_uint(&t, 3, 0);
+	pbw_uint(&t, 4, 1);
+	if (n_down_by > 0)
+		pbw_packed(&t, 5, by, n_down_by);
+	pbw_uint(&t, 6, 100);
+	pbw_uint(&t, 7, 40);
+	pbw_uint(&t, 8, 1500);
+	pbw_message(w, 2, &t);
+}
+
+/* A HealthStatus of node_id with the targets (and histogram) in rest. */
+static void
+pbw_health_status(struct pbw *w, uint64_t node_id, const struct pbw *rest)
+{
+	struct pbw body = { .len = 0 };
+
+	pbw_uint(&body, 1, node_id);
+	pbw_uint(&body, 3, 1024);
+	pbw_uint(&body, 4, 3000);
+	pbw_uint(&body, 5, 9000);
+	pbw_uint(&body, 6, 900);
+	memcpy(body.buf + body.len, rest->buf, rest->len);
+	body.len += rest->len;
+	pbw_ctl(w, WIRE_VERSION, CTL_BODY_HEALTH_STATUS, &body);
+}
+
+START_TEST(test_ctl_health_status_raw)
+{
+	uint64_t v[WIRE_PROBE_BUCKETS];
+	struct pbw rest = { .len = 0 }, body = { .len = 0 }, w;
+	const struct wire_ctl_health_target *t;
+	struct wire_ctl_msg m;
+
+	ladder_counts(v, WIRE_PROBE_BUCKETS, 2);
+	pbw_health_target(&rest, "web", 4, 1, 3);
+	pbw_health_target(&rest, "dns6", 16, 0, 0);
+	pbw_histogram(&rest, HEALTH_STATUS_PROBE_DURATION, v, WIRE_PROBE_BUCKETS, 9000, 77);
+	pbw_health_status(&w, 2, &rest);
+	ctl_decode_ok(&w, &m);
+	ck_assert_int_eq(m.kind, WIRE_CTL_HEALTH_STATUS);
+	ck_assert_uint_eq(m.health_status.node_id, 2);
+	ck_assert_uint_eq(m.health_status.next_cursor, 1024);
+	ck_assert_uint_eq(m.health_status.targets_total, 3000);
+	ck_assert_uint_eq(m.health_status.probes, 9000);
+	ck_assert_uint_eq(m.health_status.failures, 900);
+	ck_assert_uint_eq(m.health_status.probe_duration.cumulative[1], 0);
+	ck_assert_uint_eq(m.health_status.probe_duration.cumulative[2], 10);
+	ck_assert_uint_eq(m.health_status.probe_duration.count, 9000);
+	ck_assert_uint_eq(m.health_status.probe_duration.sum_us, 77);
+	ck_assert_uint_eq(m.health_status.n_targets, 2);
+	t = &m.health_status.targets[0];
+	ck_assert_str_eq(t->vip, "web");
+	ck_assert_uint_eq(t->family, AF_INET);
+	ck_assert_uint_eq(t->backend[3], 21);
+	ck_assert(!t->local_up && t->agreed_up);
+	ck_assert_uint_eq(t->n_down_by, 3);
+	ck_assert_uint_eq(t->down_by[2], 3);
+	ck_assert_uint_eq(t->probes, 100);
+	ck_assert_uint_eq(t->failures, 40);
+	ck_assert_uint_eq(t->last_duration_us, 1500);
+	ck_assert_uint_eq(m.health_status.targets[1].family, AF_INET6);
+	ck_assert_uint_eq(m.health_status.targets[1].n_down_by, 0);
+	wire_ctl_msg_free(&m);
+
+	/* no histogram (an older syncd): empty */
+	rest.len = 0;
+	pbw_health_status(&w, 2, &rest);
+	ctl_decode_ok(&w, &m);
+	ck_assert_uint_eq(m.health_status.n_targets, 0);
+	ck_assert_ptr_null(m.health_status.targets);
+	ck_assert_uint_eq(m.health_status.probe_duration.count, 0);
+	wire_ctl_msg_free(&m);
+
+	/* the request: a cursor, or none (the first page) */
+	pbw_uint(&body, 1, 4096);
+	pbw_ctl(&w, WIRE_VERSION, CTL_BODY_HEALTH_STATUS_REQUEST, &body);
+	ctl_decode_ok(&w, &m);
+	ck_assert_int_eq(m.kind, WIRE_CTL_HEALTH_STATUS_REQUEST);
+	ck_assert_uint_eq(m.health_status_request.cursor, 4096);
+	ctl_expect_empty_request(CTL_BODY_HEALTH_STATUS_REQUEST, WIRE_CTL_HEALTH_STATUS_REQUEST,
+				 WIRE_CTL_HEALTH_STATUS);
+}
+END_TEST
+
+START_TEST(test_ctl_health_status_bad)
+{
+	char name[WIRE_NAME_MAX + 1];
+	uint64_t v[WIRE_LAG_BUCKETS];
+	struct pbw rest = { .len = 0 }, w;
+
+	memset(name, 'x', WIRE_NAME_MAX);
+	name[WIRE_NAME_MAX] = '\0';
+	pbw_health_status(&w, 0, &rest);                        /* no node id */
+	ctl_expect_drop(&w, WIRE_DROP_BAD_SENDER);
+	pbw_health_target(&rest, "web", 4, 0, 2);               /* reporter 0 */
+	pbw_health_status(&w, 1, &rest);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_SENDER);
+	rest.len = 0;
+	pbw_health_target(&rest, "web", 4, 1, WIRE_SYNC_MEMBERS_MAX + 1);
+	pbw_health_status(&w, 1, &rest);
+	ctl_expect_drop(&w, WIRE_DROP_TOO_MANY_ENTRIES);
+	rest.len = 0;
+	pbw_health_target(&rest, "web", 5, 1, 1);
+	pbw_health_status(&w, 1, &rest);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_ADDRESS);
+	rest.len = 0;
+	pbw_health_target(&rest, "web", 0, 1, 1);               /* no backend */
+	pbw_health_status(&w, 1, &rest);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_ADDRESS);
+	rest.len = 0;
+	pbw_health_target(&rest, name, 4, 1, 1);
+	pbw_health_status(&w, 1, &rest);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_STRING);
+	ladder_counts(v, WIRE_LAG_BUCKETS, 0);
+	rest.len = 0;
+	pbw_histogram(&rest, HEALTH_STATUS_PROBE_DURATION, v, WIRE_LAG_BUCKETS, 9000, 1);
+	pbw_health_status(&w, 1, &rest);                        /* the lag ladder's length */
+	ctl_expect_drop(&w, WIRE_DROP_BAD_HISTOGRAM);
+	v[1] = v[0] - 1;                                        /* decreases */
+	rest.len = 0;
+	pbw_histogram(&rest, HEALTH_STATUS_PROBE_DURATION, v, WIRE_PROBE_BUCKETS, 9000, 1);
+	pbw_health_status(&w, 1, &rest);
+	ctl_expect_drop(&w, WIRE_DROP_BAD_HISTOGRAM);
+
+	rest.len = 0;
+	pbw_health_target(&rest, "web", 16, 1, 2);
+	pbw_health_status(&w, 1, &rest);
+	ctl_expect_envelope_drops(&w);
+}
+END_TEST
+
+/* Ways to spoil the sample health status: the encoder refuses each. */
+enum {
+	HEALTH_BAD_NODE, HEALTH_BAD_FAMILY, HEALTH_BAD_REPORTER, HEALTH_TOO_MANY_REPORTERS,
+	HEALTH_BAD_VIP, HEALTH_BAD_HISTOGRAM, HEALTH_NO_TARGETS, HEALTH_BAD_MAX
+};
+
+START_TEST(test_ctl_health_encode_invalid)
+{
+	struct wire_ctl_msg m;
+	uint8_t buf[4096];
+	size_t len;
+
+	ctl_sample(WIRE_CTL_HEALTH_STATUS, &m);
+	switch (_i) {
+	case HEALTH_BAD_NODE: m.health_status.node_id = 0; break;
+	case HEALTH_BAD_FAMILY: sample_targets[2].family = 0; break;
+	case HEALTH_BAD_REPORTER: sample_targets[1].down_by[7] = 0; break;
+	case HEALTH_TOO_MANY_REPORTERS:
+		sample_targets[2].n_down_by = WIRE_SYNC_MEMBERS_MAX + 1;
+		break;
+	case HEALTH_BAD_VIP: memset(sample_targets[0].vip, 'v', WIRE_NAME_MAX); break;
+	case HEALTH_BAD_HISTOGRAM: m.health_status.probe_duration.count = 56; break;
+	default: m.health_status.targets = NULL; break;
+	}
+	ck_assert_int_eq(wire_ctl_encode(&m, buf, sizeof(buf), &len), -EINVAL);
+	ck_assert_uint_eq(wire_ctl_encoded_size(&m), 0);
+}
+END_TEST
+
+/*
+ * The widest health status page: WIRE_HEALTH_PAGE_TARGETS targets of the
+ * longest VIP name, IPv6, every node of a group reporting each down with
+ * the largest ids, every figure at its largest, fits one IPC answer.
+ */
+START_TEST(test_ctl_health_status_page_bound)
+{
+	static struct wire_ctl_health_target targets[WIRE_HEALTH_PAGE_TARGETS];
+	struct wire_ctl_msg m = {
+		.kind = WIRE_CTL_HEALTH_STATUS,
+		.request_id = UINT64_MAX,
+		.health_status = {
+			.node_id = UINT32_MAX, .targets_total = UINT32_MAX,
+			.next_cursor = UINT32_MAX, .targets = targets,
+			.n_targets = WIRE_HEALTH_PAGE_TARGETS,
+			.probes = UINT64_MAX, .failures = UINT64_MAX,
+		},
+	};
+	struct wire_probe_histogram *h = &m.health_status.probe_duration;
+	size_t size;
+
+	for (size_t i = 0; i < WIRE_HEALTH_PAGE_TARGETS; i++) {
+		struct wire_ctl_health_target *t = &targets[i];
+
+		memset(t->vip, 'v', WIRE_NAME_MAX - 1);
+		t->family = AF_INET6;
+		memset(t->backend, 0xff, WIRE_ADDR_MAX);
+		t->local_up = t->agreed_up = true;
+		for (uint32_t k = 0; k < WIRE_SYNC_MEMBERS_MAX; k++)
+			t->down_by[k] = UINT32_MAX - k;
+		t->n_down_by = WIRE_SYNC_MEMBERS_MAX;
+		t->probes = t->failures = UINT64_MAX;
+		t->last_duration_us = UINT32_MAX;
+	}
+	for (int i = 0; i < WIRE_PROBE_BUCKETS; i++)
+		h->cumulative[i] = UINT64_MAX;
+	h->count = h->sum_us = UINT64_MAX;
+	size = wire_ctl_encoded_size(&m);
+	ck_assert_uint_gt(size, 0);
+	ck_assert_uint_le(size, IPC_RESPONSE_PAYLOAD_MAX);
+}
+END_TEST
+
 /* A BfdSession by control.proto's numbers: lengths and enums to taste. */
 struct raw_bfd {
 	size_t peer_len, local_len;
@@ -2822,6 +3274,8 @@ START_TEST(test_names_complete)
 		ck_assert_ptr_nonnull(wire_drop_descriptions[i]);
 	}
 	ck_assert_str_eq(wire_drop_names[WIRE_DROP_TRUNCATED], "TRUNCATED");
+	ck_assert_str_eq(wire_drop_names[WIRE_DROP_BAD_HISTOGRAM], "BAD_HISTOGRAM");
+	ck_assert_str_eq(wire_ctl_kind_names[WIRE_CTL_HEALTH_STATUS], "health-status");
 	for (int i = 0; i < WIRE_SYNC_KIND_MAX; i++)
 		ck_assert_ptr_nonnull(wire_sync_kind_names[i]);
 	for (int i = 0; i < WIRE_CTL_KIND_MAX; i++)
@@ -2985,6 +3439,15 @@ wire_suite(void)
 	add_case(s, "ctl_provisional_flag", test_ctl_provisional_flag);
 	add_case(s, "ctl_sync_status_raw", test_ctl_sync_status_raw);
 	add_case(s, "ctl_sync_status_bad", test_ctl_sync_status_bad);
+	add_case(s, "lag_ladders", test_lag_ladders);
+	add_case(s, "ctl_sync_lag_histograms_raw", test_ctl_sync_lag_histograms_raw);
+	add_case(s, "ctl_sync_lag_histograms_bad", test_ctl_sync_lag_histograms_bad);
+	add_case(s, "ctl_health_status_raw", test_ctl_health_status_raw);
+	add_case(s, "ctl_health_status_bad", test_ctl_health_status_bad);
+	tc = tcase_create("ctl_health_encode_invalid");
+	tcase_add_loop_test(tc, test_ctl_health_encode_invalid, 0, HEALTH_BAD_MAX);
+	suite_add_tcase(s, tc);
+	add_case(s, "ctl_health_status_page_bound", test_ctl_health_status_page_bound);
 	tc = tcase_create("ctl_bfd_encode_invalid");
 	tcase_add_loop_test(tc, test_ctl_bfd_encode_invalid, 0, BFD_BAD_MAX);
 	suite_add_tcase(s, tc);
