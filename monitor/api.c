@@ -301,11 +301,14 @@ state_sync(struct json *j, const struct wire_ctl_sync_status *st)
 	json_object_end(j);
 }
 
+/* Health: syncd's probes when it probes the backend, else the dataplane's
+ * state for the agreed view and "unknown" for the local one. */
 static void
-state_backend(struct json *j, const struct wire_ctl_vip *v, const struct wire_ctl_backend *b)
+state_backend(struct json *j, const struct wire_ctl_vip *v, const struct wire_ctl_backend *b,
+	      const struct wire_ctl_health_target *t)
 {
 	char addr[INET6_ADDRSTRLEN];
-	const char *agreed = b->state == WIRE_BACKEND_DOWN ? "down" : "up";
+	bool agreed_up = t != NULL ? t->agreed_up : b->state != WIRE_BACKEND_DOWN;
 
 	json_object_begin(j, NULL);
 	json_string(j, "address", addr_text(b->family, b->address, addr, sizeof(addr)));
@@ -319,9 +322,11 @@ state_backend(struct json *j, const struct wire_ctl_vip *v, const struct wire_ct
 	json_u64(j, "bytes", b->traffic.bytes);
 	json_u64(j, "new_flows", b->traffic.new_flows);
 	json_object_begin(j, "health");
-	json_string(j, "local", "unknown");
-	json_string(j, "agreed", agreed);
+	json_string(j, "local", t == NULL ? "unknown" : t->local_up ? "up" : "down");
+	json_string(j, "agreed", agreed_up ? "up" : "down");
 	json_array_begin(j, "down_on");
+	for (uint32_t i = 0; t != NULL && i < t->n_down_by; i++)
+		json_u64(j, NULL, t->down_by[i]);
 	json_array_end(j);
 	json_object_end(j);
 	json_object_end(j);
@@ -349,7 +354,7 @@ state_vips(struct json *j, const struct mon_snapshot *s)
 		json_u64(j, "new_flows", vip->traffic.new_flows);
 		json_array_begin(j, "backend_list");
 		for (size_t b = s->vip_first[v]; b < s->vip_first[v + 1]; b++)
-			state_backend(j, vip, &s->vips.backends[b]);
+			state_backend(j, vip, &s->vips.backends[b], mon_backend_health(s, b));
 		json_array_end(j);
 		json_object_end(j);
 	}

@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -22,10 +23,58 @@ enum {
 	LABELS_MAX = 3 * WIRE_NAME_MAX + 2 * INET6_ADDRSTRLEN + 64,
 };
 
+/* The text is built in memory and written at the end: stdio per sample
+ * costs more than the formatting. */
 struct writer {
-	FILE *f;
+	char *buf;
+	size_t len, cap;
+	bool oom;
 	char (*backend_labels)[LABELS_MAX];     /* vip="..",backend=".." */
 };
+
+static void
+put(struct writer *w, const char *s, size_t n)
+{
+	if (w->len + n > w->cap) {
+		size_t cap = w->cap ? w->cap : 1 << 16;
+		char *grown;
+
+		while (cap < w->len + n)
+			cap *= 2;
+		grown = w->oom ? NULL : realloc(w->buf, cap);
+		if (grown == NULL) {
+			w->oom = true;
+			return;
+		}
+		w->buf = grown;
+		w->cap = cap;
+	}
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+}
+
+static void
+puts_w(struct writer *w, const char *s)
+{
+	put(w, s, strlen(s));
+}
+
+static void printf_w(struct writer *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void
+printf_w(struct writer *w, const char *fmt, ...)
+{
+	char line[2 * LABELS_MAX];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		put(w, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
 
 /* "NAME" -> "name": the dataplane's counter names as label values. */
 static void
@@ -81,11 +130,11 @@ addr_text(uint8_t family, const uint8_t *addr, char *buf, size_t len)
 static void
 family(struct writer *w, const char *name, const char *type, const char *help)
 {
-	fprintf(w->f, "# HELP maglb_%s %s\n# TYPE maglb_%s %s\n", name, help, name, type);
+	printf_w(w, "# HELP maglb_%s %s\n# TYPE maglb_%s %s\n", name, help, name, type);
 }
 
 static void
-put_u64(FILE *f, uint64_t v)
+put_u64(struct writer *w, uint64_t v)
 {
 	char buf[24];
 	size_t at = sizeof(buf);
@@ -94,30 +143,58 @@ put_u64(FILE *f, uint64_t v)
 		buf[--at] = (char)('0' + v % 10);
 		v /= 10;
 	} while (v != 0);
-	fwrite_unlocked(buf + at, 1, sizeof(buf) - at, f);
+	put(w, buf + at, sizeof(buf) - at);
 }
 
 /* name{labels} v; labels "" or NULL: none. suffix for _bucket and the like. */
 static void
 sample(struct writer *w, const char *name, const char *labels, uint64_t v)
 {
-	fputs_unlocked("maglb_", w->f);
-	fputs_unlocked(name, w->f);
+	put(w, "maglb_", 6);
+	puts_w(w, name);
 	if (labels != NULL && labels[0] != '\0') {
-		fputc_unlocked('{', w->f);
-		fputs_unlocked(labels, w->f);
-		fputc_unlocked('}', w->f);
+		put(w, "{", 1);
+		puts_w(w, labels);
+		put(w, "}", 1);
 	}
-	fputc_unlocked(' ', w->f);
-	put_u64(w->f, v);
-	fputc_unlocked('\n', w->f);
+	put(w, " ", 1);
+	put_u64(w, v);
+	put(w, "\n", 1);
 }
 
 static void
 sample_f(struct writer *w, const char *name, const char *labels, double v)
 {
-	fprintf(w->f, "maglb_%s%s%s%s %.15g\n", name, labels != NULL && labels[0] ? "{" : "",
+	printf_w(w, "maglb_%s%s%s%s %.15g\n", name, labels != NULL && labels[0] ? "{" : "",
 		labels != NULL ? labels : "", labels != NULL && labels[0] ? "}" : "", v);
+}
+
+/*
+ * One histogram's samples (its family written by the caller): a bucket a
+ * bound of bounds_us (le in seconds), +Inf, the sum in seconds, the count.
+ */
+static void
+histogram(struct writer *w, const char *name, const char *labels, const uint32_t *bounds_us,
+	  const uint64_t *cumulative, size_t n, uint64_t count, uint64_t sum_us)
+{
+	char metric[96], with_le[LABELS_MAX + 32];
+
+	snprintf(metric, sizeof(metric), "%s_bucket", name);
+	for (size_t i = 0; i <= n; i++) {
+		char le[24];
+
+		if (i < n)
+			snprintf(le, sizeof(le), "%g", bounds_us[i] / 1e6);
+		else
+			snprintf(le, sizeof(le), "+Inf");
+		snprintf(with_le, sizeof(with_le), "%s%sle=\"%s\"", labels,
+			 labels[0] != '\0' ? "," : "", le);
+		sample(w, metric, with_le, i < n ? cumulative[i] : count);
+	}
+	snprintf(metric, sizeof(metric), "%s_sum", name);
+	sample_f(w, metric, labels, sum_us / 1e6);
+	snprintf(metric, sizeof(metric), "%s_count", name);
+	sample(w, metric, labels, count);
 }
 
 /* A family of one sample without labels. */
@@ -364,6 +441,67 @@ backend_labels(struct writer *w, const struct mon_snapshot *s)
 	return 0;
 }
 
+/* Health: every backend's agreed verdict; the probed ones' local one and
+ * probes (syncd's HEALTH_STATUS); the node's probe durations. */
+static void
+write_health(struct writer *w, const struct mon_snapshot *s)
+{
+	const struct wire_ctl_vip_list *l = &s->vips;
+	char labels[LABELS_MAX];
+
+	family(w, "backend_health_up", "gauge",
+	       "health checks: agreed by the cluster (view agreed), this node's probes (local)");
+	for (int view = 0; view < 2; view++)
+		for (size_t b = 0; b < l->n_backends; b++) {
+			const struct wire_ctl_health_target *t = mon_backend_health(s, b);
+			bool up = t != NULL ? t->agreed_up : l->backends[b].state != WIRE_BACKEND_DOWN;
+
+			if (view == 1 && t == NULL)
+				continue;
+			labels_from(labels, sizeof(labels), view == 0 ? "view=\"agreed\"," :
+				    "view=\"local\",");
+			strncat(labels, w->backend_labels[b], sizeof(labels) - strlen(labels) - 1);
+			sample(w, "backend_health_up", labels, view == 0 ? up : t->local_up);
+		}
+	if (!s->has_health)
+		return;
+#define PROBED(metric, type, help, expr)				\
+	family(w, metric, type, help);					\
+	for (size_t b = 0; b < l->n_backends; b++) {			\
+		const struct wire_ctl_health_target *t = mon_backend_health(s, b);	\
+									\
+		if (t != NULL)						\
+			sample(w, metric, w->backend_labels[b], (expr));	\
+	}
+	PROBED("backend_health_down_reports", "gauge",
+	       "nodes whose last report has the backend down", t->n_down_by)
+	PROBED("backend_probes_total", "counter", "this node's probes of the backend", t->probes)
+	PROBED("backend_probe_failures_total", "counter",
+	       "this node's probes of the backend that failed (timeouts included)", t->failures)
+#undef PROBED
+	family(w, "backend_probe_last_duration_seconds", "gauge",
+	       "how long this node's last probe of the backend took");
+	for (size_t b = 0; b < l->n_backends; b++) {
+		const struct wire_ctl_health_target *t = mon_backend_health(s, b);
+
+		if (t != NULL && t->probes > 0)
+			sample_f(w, "backend_probe_last_duration_seconds", w->backend_labels[b],
+				 t->last_duration_us / 1e6);
+	}
+}
+
+static void
+write_probes(struct writer *w, const struct mon_snapshot *s)
+{
+	single(w, "probes_total", "counter", "health probes this node finished", s->probes);
+	single(w, "probe_failures_total", "counter", "health probes that failed",
+	       s->probe_failures);
+	family(w, "probe_duration_seconds", "histogram", "how long health probes took");
+	histogram(w, "probe_duration_seconds", "", wire_probe_bucket_us,
+		  s->probe_duration.cumulative, WIRE_PROBE_BUCKETS, s->probe_duration.count,
+		  s->probe_duration.sum_us);
+}
+
 static void
 write_backends(struct writer *w, const struct mon_snapshot *s)
 {
@@ -405,13 +543,7 @@ write_backends(struct writer *w, const struct mon_snapshot *s)
 			label(labels, sizeof(labels), "state", wire_backend_state_names[st]);
 			sample(w, "backend_state", labels, l->backends[b].state == (unsigned)st);
 		}
-	family(w, "backend_health_up", "gauge",
-	       "health checks: agreed by the cluster (view agreed)");
-	for (size_t b = 0; b < l->n_backends; b++) {
-		labels_from(labels, sizeof(labels), "view=\"agreed\",");
-		strncat(labels, w->backend_labels[b], sizeof(labels) - strlen(labels) - 1);
-		sample(w, "backend_health_up", labels, l->backends[b].state != WIRE_BACKEND_DOWN);
-	}
+	write_health(w, s);
 }
 
 /* ----------------------------------------------------------------- BFD */
@@ -603,6 +735,22 @@ write_sync(struct writer *w, const struct wire_ctl_sync_status *st)
 		      "this node's export to its own delivery by the ring, quantiles of the last 10-20 s",
 		      offsetof(struct wire_ctl_sync_group, self_lag_p50_us),
 		      offsetof(struct wire_ctl_sync_group, self_lag_p99_us));
+	family(w, "sync_import_lag_seconds", "histogram",
+	       "a peer's export to this dataplane's import acknowledgement, a message each");
+	for (size_t i = 0; i < n; i++) {
+		const struct wire_lag_histogram *h = &st->groups[i].import_lag;
+
+		histogram(w, "sync_import_lag_seconds", groups[i], wire_lag_bucket_us,
+			  h->cumulative, WIRE_LAG_BUCKETS, h->count, h->sum_us);
+	}
+	family(w, "sync_self_lag_seconds", "histogram",
+	       "this node's export to its own delivery by the ring, a message each");
+	for (size_t i = 0; i < n; i++) {
+		const struct wire_lag_histogram *h = &st->groups[i].self_lag;
+
+		histogram(w, "sync_self_lag_seconds", groups[i], wire_lag_bucket_us,
+			  h->cumulative, WIRE_LAG_BUCKETS, h->count, h->sum_us);
+	}
 	family(w, "sync_dropped_entries_total", "counter",
 	       "entries lost or refused, by reason (group \"\": the node's)");
 	for (size_t i = 0; i < st->n_drops; i++) {
@@ -619,10 +767,9 @@ write_sync(struct writer *w, const struct wire_ctl_sync_status *st)
 int
 mon_metrics_write(FILE *f, const struct mon_snapshot *s, const struct mon_metrics_ctx *ctx)
 {
-	struct writer w = { .f = f };
+	struct writer w = { 0 };
 	int rc = 0;
 
-	flockfile(f);
 	write_monitor(&w, s, ctx);
 	write_dataplane(&w, s, ctx);
 	if (s->has_vips) {
@@ -639,8 +786,12 @@ mon_metrics_write(FILE *f, const struct mon_snapshot *s, const struct mon_metric
 		write_cluster(&w, &s->cluster.cluster);
 	if (s->has_sync)
 		write_sync(&w, &s->sync.sync_status);
-	funlockfile(f);
-	if (rc == 0 && (ferror(f) || fflush(f) != 0))
+	if (s->has_health)
+		write_probes(&w, s);
+	if (w.oom)
+		rc = -ENOMEM;
+	else if (rc == 0 && (fwrite(w.buf, 1, w.len, f) != w.len || fflush(f) != 0))
 		rc = -EIO;
+	free(w.buf);
 	return rc;
 }

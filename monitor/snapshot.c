@@ -167,6 +167,83 @@ fail:
 	s->vip_first = NULL;
 }
 
+/* Every page of HEALTH_STATUS: the targets, the last page's node-wide. */
+static void
+collect_health(const struct mon_source_ops *ops, struct mon_snapshot *s, bool *down)
+{
+	struct wire_ctl_msg req = { .kind = WIRE_CTL_HEALTH_STATUS_REQUEST };
+
+	do {
+		struct wire_ctl_msg resp;
+		const struct wire_ctl_health_status *h = &resp.health_status;
+		struct wire_ctl_health_target *grown;
+
+		if (ask(ops, s, down, MON_SYNCD, &req, WIRE_CTL_HEALTH_STATUS, &resp) < 0)
+			goto fail;
+		grown = realloc(s->targets, (s->n_targets + h->n_targets + 1) * sizeof(*grown));
+		if (grown == NULL) {
+			wire_ctl_msg_free(&resp);
+			add_error(s, "health: out of memory");
+			goto fail;
+		}
+		s->targets = grown;
+		memcpy(s->targets + s->n_targets, h->targets, h->n_targets * sizeof(*grown));
+		s->n_targets += h->n_targets;
+		s->probes = h->probes;
+		s->probe_failures = h->failures;
+		s->probe_duration = h->probe_duration;
+		req.health_status_request.cursor = h->next_cursor;
+		wire_ctl_msg_free(&resp);
+	} while (req.health_status_request.cursor != 0);
+	s->has_health = true;
+	return;
+fail:
+	free(s->targets);
+	s->targets = NULL;
+	s->n_targets = 0;
+}
+
+static bool
+same_target(const struct wire_ctl_backend *b, const struct wire_ctl_health_target *t)
+{
+	return b->family == t->family && memcmp(b->address, t->backend, WIRE_ADDR_MAX) == 0 &&
+	       strcmp(b->vip, t->vip) == 0;
+}
+
+/*
+ * Each backend's probe target. Both lists follow the config's order, so a
+ * walk finds them; a backend out of step (a VIP without health checks,
+ * configs changing between the two answers) is looked up from the start.
+ */
+static void
+index_health(struct mon_snapshot *s)
+{
+	size_t next = 0;
+
+	if (!s->has_vips || !s->has_health)
+		return;
+	s->health_of = malloc((s->vips.n_backends + 1) * sizeof(*s->health_of));
+	if (s->health_of == NULL) {
+		add_error(s, "health: out of memory");
+		return;
+	}
+	for (size_t b = 0; b < s->vips.n_backends; b++) {
+		const struct wire_ctl_backend *be = &s->vips.backends[b];
+
+		s->health_of[b] = -1;
+		if (next < s->n_targets && same_target(be, &s->targets[next])) {
+			s->health_of[b] = (int32_t)next++;
+			continue;
+		}
+		for (size_t t = 0; t < s->n_targets; t++)
+			if (same_target(be, &s->targets[t])) {
+				s->health_of[b] = (int32_t)t;
+				next = t + 1;
+				break;
+			}
+	}
+}
+
 /* A request without a body; true when its answer is in *resp. */
 static bool
 collect_one(const struct mon_source_ops *ops, struct mon_snapshot *s, bool *down,
@@ -203,6 +280,8 @@ mon_snapshot_collect(const struct mon_source_ops *ops, uint64_t now_ms)
 				     WIRE_CTL_CLUSTER_STATUS, &s->cluster);
 	s->has_sync = collect_one(ops, s, down, MON_SYNCD, WIRE_CTL_SYNC_STATUS_REQUEST,
 				  WIRE_CTL_SYNC_STATUS, &s->sync);
+	collect_health(ops, s, down);
+	index_health(s);
 	s->collect_us = monotonic_us() - t0;
 	return s;
 }
@@ -223,6 +302,8 @@ mon_snapshot_put(struct mon_snapshot *s)
 	free(s->counters.counters);
 	wire_ctl_vip_list_free(&s->vips);
 	free(s->vip_first);
+	free(s->targets);
+	free(s->health_of);
 	if (s->has_bfd)
 		wire_ctl_msg_free(&s->bfd);
 	if (s->has_cluster)
@@ -230,6 +311,14 @@ mon_snapshot_put(struct mon_snapshot *s)
 	if (s->has_sync)
 		wire_ctl_msg_free(&s->sync);
 	free(s);
+}
+
+const struct wire_ctl_health_target *
+mon_backend_health(const struct mon_snapshot *s, size_t backend)
+{
+	if (s->health_of == NULL || backend >= s->vips.n_backends || s->health_of[backend] < 0)
+		return NULL;
+	return &s->targets[s->health_of[backend]];
 }
 
 uint64_t

@@ -53,7 +53,7 @@ struct mon_snapshot {
 	uint64_t collect_us;            /* how long collecting took */
 	bool up[MON_SERVICE_MAX];       /* answered at least one request */
 	bool has_status, has_counters, has_vips, has_bfd;   /* dataplane */
-	bool has_cluster, has_sync;                         /* syncd */
+	bool has_cluster, has_sync, has_health;             /* syncd */
 	struct wire_ctl_status status;
 	struct wire_ctl_counters counters;  /* every scope asked, one array */
 	struct wire_ctl_vip_list vips;      /* with backends and traffic */
@@ -62,6 +62,12 @@ struct mon_snapshot {
 	struct wire_ctl_msg bfd;            /* BFD_STATUS */
 	struct wire_ctl_msg cluster;        /* CLUSTER_STATUS */
 	struct wire_ctl_msg sync;           /* SYNC_STATUS */
+	/* HEALTH_STATUS, every page: the probe targets, and node-wide. */
+	struct wire_ctl_health_target *targets;
+	size_t n_targets;
+	uint64_t probes, probe_failures;
+	struct wire_probe_histogram probe_duration;
+	int32_t *health_of;                 /* n_backends: its target, or -1 */
 	uint32_t n_errors;
 	char errors[MON_ERRORS_MAX][WIRE_TEXT_MAX];
 };
@@ -81,5 +87,9 @@ void mon_snapshot_put(struct mon_snapshot *s);
 uint64_t mon_counter(const struct mon_snapshot *s, const char *scope,
 		     const char *name, uint64_t def);
 
+
+/* Backend b's (of s->vips.backends) probe target; NULL: not probed. */
+const struct wire_ctl_health_target *mon_backend_health(const struct mon_snapshot *s,
+							 size_t backend);
 
 #endif /* MAGLB_MONITOR_SNAPSHOT_H */

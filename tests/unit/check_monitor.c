@@ -145,11 +145,43 @@ fake_request(void *ctx, enum mon_service svc, const struct wire_ctl_msg *req,
 		snprintf(r->sync_status.groups[0].name, WIRE_NAME_MAX, "default");
 		snprintf(r->sync_status.groups[0].state, WIRE_NAME_MAX, "synced");
 		r->sync_status.groups[0].import_lag_p99_us = 2500;
+		for (int i = 0; i < WIRE_LAG_BUCKETS; i++)
+			r->sync_status.groups[0].import_lag.cumulative[i] = i < 3 ? 0 : 40;
+		r->sync_status.groups[0].import_lag.count = 41;
+		r->sync_status.groups[0].import_lag.sum_us = 123000;
 		r->sync_status.drops = calloc(1, sizeof(*r->sync_status.drops));
 		r->sync_status.n_drops = 1;
 		snprintf(r->sync_status.drops[0].reason, WIRE_NAME_MAX, "IMPORT_QUEUE");
 		r->sync_status.drops[0].count = 11;
 		return 0;
+	case WIRE_CTL_HEALTH_STATUS_REQUEST: {
+		struct wire_ctl_health_status *h = &r->health_status;
+
+		/* web0's backends, one a page: the collector follows the cursor. */
+		r->kind = WIRE_CTL_HEALTH_STATUS;
+		h->node_id = 1;
+		h->targets = calloc(1, sizeof(*h->targets));
+		h->n_targets = 1;
+		snprintf(h->targets[0].vip, WIRE_NAME_MAX, "web0");
+		h->targets[0].family = AF_INET;
+		inet_pton(AF_INET, "198.19.0.1", h->targets[0].backend);
+		h->targets[0].backend[3] = (uint8_t)(1 + req->health_status_request.cursor);
+		h->targets[0].agreed_up = true;
+		h->targets[0].local_up = req->health_status_request.cursor == 0;
+		if (!h->targets[0].local_up) {
+			h->targets[0].down_by[0] = 1;
+			h->targets[0].n_down_by = 1;
+		}
+		h->targets[0].probes = 10;
+		h->targets[0].last_duration_us = 1500;
+		h->next_cursor = req->health_status_request.cursor == 0 ? 1 : 0;
+		h->probes = 20;
+		for (int i = 0; i < WIRE_PROBE_BUCKETS; i++)
+			h->probe_duration.cumulative[i] = i < 2 ? 0 : 20;
+		h->probe_duration.count = 20;
+		h->probe_duration.sum_us = 30000;
+		return 0;
+	}
 	default:
 		return -EINVAL;
 	}
@@ -242,6 +274,22 @@ START_TEST(test_collect_and_metrics)
 	has_line(m, "maglb_sync_import_lag_recent_seconds{group=\"default\",quantile=\"0.99\"} 0.0025");
 	has_line(m, "maglb_sync_dropped_entries_total{group=\"\",reason=\"import_queue\"} 11");
 	has_line(m, "maglb_monitor_auth_failures_total 9");
+	/* Histograms: le in seconds, cumulative, +Inf the count. */
+	has_line(m, "# TYPE maglb_sync_import_lag_seconds histogram");
+	has_line(m, "maglb_sync_import_lag_seconds_bucket{group=\"default\",le=\"0.0005\"} 0");
+	has_line(m, "maglb_sync_import_lag_seconds_bucket{group=\"default\",le=\"0.001\"} 40");
+	has_line(m, "maglb_sync_import_lag_seconds_bucket{group=\"default\",le=\"+Inf\"} 41");
+	has_line(m, "maglb_sync_import_lag_seconds_sum{group=\"default\"} 0.123");
+	has_line(m, "maglb_sync_import_lag_seconds_count{group=\"default\"} 41");
+	has_line(m, "maglb_probe_duration_seconds_bucket{le=\"0.001\"} 20");
+	has_line(m, "maglb_probe_duration_seconds_count 20");
+	/* Health: local for the probed ones only, agreed for all. */
+	has_line(m, "maglb_backend_health_up{view=\"local\",vip=\"web0\",backend=\"198.19.0.2\"} 0");
+	has_line(m, "maglb_backend_health_up{view=\"local\",vip=\"web0\",backend=\"198.19.0.1\"} 1");
+	has_line(m, "maglb_backend_health_up{view=\"agreed\",vip=\"web1\",backend=\"198.19.0.1\"} 1");
+	ck_assert_ptr_null(strstr(m, "maglb_backend_health_up{view=\"local\",vip=\"web1\""));
+	has_line(m, "maglb_backend_health_down_reports{vip=\"web0\",backend=\"198.19.0.2\"} 1");
+	has_line(m, "maglb_backend_probe_last_duration_seconds{vip=\"web0\",backend=\"198.19.0.1\"} 0.0015");
 	/* No BFD section: no BFD families. */
 	ck_assert_ptr_null(strstr(m, "maglb_bfd_session_up"));
 	free(m);
@@ -260,8 +308,9 @@ START_TEST(test_daemons_down)
 	s = mon_snapshot_collect(&ops, 1000);
 	ck_assert(!s->up[MON_DATAPLANE] && s->up[MON_SYNCD]);
 	ck_assert(!s->has_status && !s->has_vips && s->has_cluster);
-	/* Refused once, not asked again in the same snapshot. */
-	ck_assert_uint_eq(f.requests, 3);
+	/* Refused once, not asked again in the same snapshot: the dataplane's
+	 * STATUS, then syncd's CLUSTER, SYNC_STATUS, two pages of health. */
+	ck_assert_uint_eq(f.requests, 5);
 	ck_assert_uint_eq(s->n_errors, 1);
 	m = metrics_of(s);
 	has_line(m, "maglb_up{daemon=\"dataplane\"} 0");
@@ -311,6 +360,9 @@ START_TEST(test_state_json)
 	ck_assert_ptr_nonnull(strstr(j, "\"maglev_share\": 0.571428571"));
 	ck_assert_ptr_nonnull(strstr(j, "\"lag_p99_ms\": 2.5"));
 	ck_assert_ptr_nonnull(strstr(j, "\"bfd\": null"));
+	ck_assert_ptr_nonnull(strstr(j, "\"local\": \"down\",\n            \"agreed\": \"up\",\n"
+				     "            \"down_on\": [\n              1\n            ]"));
+	ck_assert_ptr_nonnull(strstr(j, "\"local\": \"unknown\""));
 	free(j);
 	/* HTTP Basic: no session, no token. */
 	ctx.csrf = NULL;
