@@ -898,7 +898,9 @@ START_TEST(test_first_probes_spread)
 	ck_assert_uint_eq(seen, N);
 	ck_assert_uint_ge(early, 5);
 	ck_assert_uint_le(early, N - 5);
-	ck_assert_uint_eq(probe_counters(c.p)->counts[PROBE_STARTED], N);
+	/* At least one each; on a loaded machine an early target's second
+	 * probe may start before the last target's first is seen. */
+	ck_assert_uint_ge(probe_counters(c.p)->counts[PROBE_STARTED], N);
 	ctx_fini(&c);
 }
 END_TEST
