@@ -10,14 +10,20 @@
  * (`printf '%s\n' "$pw" | maglbctl monitor passwd alice`).
  */
 #include <errno.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include <sys/types.h>
+
 #include "ctl/maglbctl.h"
 #include "monitor/auth.h"
+
+/* maglb-monitor.service's user and group (packaging/systemd/maglb.sysusers). */
+#define MONITOR_GROUP "maglb-monitor"
 
 enum {
 	MONITOR_PASSWORD_SIZE = AUTH_PASSWORD_MAX + 1,  /* with its NUL */
@@ -139,6 +145,8 @@ monitor_write(const struct maglbctl *m, const char *path, const char *user,
 	      enum auth_role role, const char *password)
 {
 	char hash[AUTH_HASH_SIZE], err[512];
+	const struct group *group;
+	bool created;
 	int rc;
 
 	rc = auth_hash_password(password, &auth_random_getrandom, hash, sizeof(hash));
@@ -146,12 +154,18 @@ monitor_write(const struct maglbctl *m, const char *path, const char *user,
 		fprintf(stderr, "maglbctl: hashing the password: %s\n", strerror(-rc));
 		return MAGLBCTL_EXIT_ERROR;
 	}
+	created = access(path, F_OK) != 0;
 	rc = auth_users_file_set(path, user, hash, role, err, sizeof(err));
 	explicit_bzero(hash, sizeof(hash));
 	if (rc < 0) {
 		fprintf(stderr, "maglbctl: %s\n", err);
 		return MAGLBCTL_EXIT_ERROR;
 	}
+	/* A new file goes to the daemon's group, which reads it (0640). */
+	group = created ? getgrnam(MONITOR_GROUP) : NULL;
+	if (group != NULL && chown(path, (uid_t)-1, group->gr_gid) != 0)
+		fprintf(stderr, "maglbctl: %s: cannot give it to group %s: %s\n", path,
+			MONITOR_GROUP, strerror(errno));
 	if (m->json)
 		return maglbctl_json_ok();
 	printf("monitor user %s (%s) written to %s\n", user, auth_role_names[role], path);

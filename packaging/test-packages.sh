@@ -101,11 +101,14 @@ run_logged() {
 deb_expected() {
 	cat <<EOF
 /etc/default/maglb-dataplane
+/etc/default/maglb-monitor
 /etc/default/maglb-syncd
 $unitdir/maglb-dataplane.service
+$unitdir/maglb-monitor.service
 $unitdir/maglb-syncd.service
 /usr/lib/sysusers.d/maglb.conf
 /usr/sbin/maglb-dataplane
+/usr/sbin/maglb-monitor
 /usr/sbin/maglb-syncd
 /usr/sbin/maglbctl
 /usr/share/doc/maglb/changelog.Debian.gz
@@ -126,6 +129,7 @@ $unitdir/maglb-syncd.service
 /usr/share/lintian/overrides/maglb
 /usr/share/man/man5/maglb.conf.5.gz
 /usr/share/man/man8/maglb-dataplane.8.gz
+/usr/share/man/man8/maglb-monitor.8.gz
 /usr/share/man/man8/maglb-syncd.8.gz
 /usr/share/man/man8/maglbctl.8.gz
 /usr/share/maglb/hooks/README.md
@@ -141,11 +145,14 @@ rpm_expected() {
 /etc/maglb
 /etc/maglb/hooks.d
 /etc/sysconfig/maglb-dataplane
+/etc/sysconfig/maglb-monitor
 /etc/sysconfig/maglb-syncd
 $unitdir/maglb-dataplane.service
+$unitdir/maglb-monitor.service
 $unitdir/maglb-syncd.service
 /usr/lib/sysusers.d/maglb.conf
 /usr/sbin/maglb-dataplane
+/usr/sbin/maglb-monitor
 /usr/sbin/maglb-syncd
 /usr/sbin/maglbctl
 /usr/share/doc/maglb
@@ -170,6 +177,7 @@ $unitdir/maglb-syncd.service
 /usr/share/licenses/maglb/LICENSE
 /usr/share/man/man5/maglb.conf.5
 /usr/share/man/man8/maglb-dataplane.8
+/usr/share/man/man8/maglb-monitor.8
 /usr/share/man/man8/maglb-syncd.8
 /usr/share/man/man8/maglbctl.8
 /usr/share/maglb
@@ -267,17 +275,20 @@ install_deb() {
 	ok "/etc/maglb/hooks.d is there, empty"
 	getent group maglb >/dev/null || fail "no maglb group after install"
 	ok "postinst made the maglb group (systemd-sysusers)"
-	for f in /etc/default/maglb-dataplane /etc/default/maglb-syncd; do
+	for f in /etc/default/maglb-dataplane /etc/default/maglb-syncd /etc/default/maglb-monitor; do
 		grep -q "$f " <<<"$(dpkg-query -W -f='${Conffiles}\n' maglb)" ||
 			fail "$f is not a conffile"
 	done
-	ok "/etc/default/maglb-dataplane and /etc/default/maglb-syncd are conffiles"
+	ok "/etc/default/maglb-{dataplane,syncd,monitor} are conffiles"
+	id -nG maglb-monitor 2>/dev/null | grep -qw maglb ||
+		fail "no maglb-monitor user in the maglb group after install"
+	ok "postinst made the maglb-monitor user, in the maglb group"
 }
 
 check_unit() {
 	local out unit want
 
-	for unit in maglb-dataplane maglb-syncd; do
+	for unit in maglb-dataplane maglb-syncd maglb-monitor; do
 		log "systemd-analyze verify $unitdir/$unit.service"
 		out=$(systemd-analyze verify "$unitdir/$unit.service" 2>&1) ||
 			fail "systemd-analyze verify $unit.service: $out"
@@ -298,18 +309,29 @@ check_unit() {
 		grep -q "^$want" "$unit" || fail "maglb-syncd.service has no $want"
 	done
 	ok "maglb-syncd.service: After= corosync and the dataplane, Wants= corosync"
+	unit=$unitdir/maglb-monitor.service
+	grep -qx 'ExecStart=/usr/sbin/maglb-monitor -c ${CREDENTIALS_DIRECTORY}/maglb.conf \$MAGLB_MONITOR_ARGS' "$unit" &&
+		grep -qx 'LoadCredential=maglb.conf:/etc/maglb/maglb.conf' "$unit" &&
+		grep -qx 'User=maglb-monitor' "$unit" ||
+		fail "maglb-monitor.service does not run /usr/sbin/maglb-monitor as maglb-monitor with /etc/maglb/maglb.conf"
+	ok "maglb-monitor.service runs /usr/sbin/maglb-monitor as maglb-monitor, maglb.conf as a credential"
+	out=$(systemd-analyze security --offline=true "$unit" 2>&1 | grep 'Overall exposure level') ||
+		fail "systemd-analyze security maglb-monitor.service: no figure"
+	awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+$/) exit !($i <= 2.0); exit 1 }' \
+		<<<"$out" || fail "maglb-monitor.service: $out, over 2.0"
+	ok "maglb-monitor.service: ${out#→ }"
 }
 
 check_man() {
 	local page out
 
 	log "man pages"
-	for page in maglb-dataplane.8 maglb-syncd.8 maglbctl.8 maglb.conf.5; do
+	for page in maglb-dataplane.8 maglb-syncd.8 maglb-monitor.8 maglbctl.8 maglb.conf.5; do
 		out=$(MANWIDTH=80 man --warnings -E UTF-8 "${page##*.}" "${page%.*}" 2>&1 >/dev/null) ||
 			fail "man ${page}: $out"
 		[ -z "$out" ] || fail "man ${page} warns: $out"
 	done
-	ok "man renders maglb-dataplane(8), maglb-syncd(8), maglbctl(8), maglb.conf(5) without warnings"
+	ok "man renders maglb-dataplane(8), maglb-syncd(8), maglb-monitor(8), maglbctl(8), maglb.conf(5) without warnings"
 	zcat /usr/share/man/man5/maglb.conf.5.gz |
 		sed -n '/^\.SH EXAMPLE/,/^\.fi/p' | sed '1,2d;$d' >"$tmp/man-example.conf"
 	run_logged man-example /usr/sbin/maglb-dataplane --check-config "$tmp/man-example.conf"
