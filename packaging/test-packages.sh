@@ -136,6 +136,10 @@ $unitdir/maglb-syncd.service
 /usr/share/maglb/hooks/bird2
 /usr/share/maglb/hooks/bird2.conf.example
 /usr/share/maglb/hooks/frr
+/usr/share/maglb/www/console.css
+/usr/share/maglb/www/console.js
+/usr/share/maglb/www/index.html
+/usr/share/maglb/www/login.html
 EOF
 }
 
@@ -186,6 +190,11 @@ $unitdir/maglb-syncd.service
 /usr/share/maglb/hooks/bird2
 /usr/share/maglb/hooks/bird2.conf.example
 /usr/share/maglb/hooks/frr
+/usr/share/maglb/www
+/usr/share/maglb/www/console.css
+/usr/share/maglb/www/console.js
+/usr/share/maglb/www/index.html
+/usr/share/maglb/www/login.html
 EOF
 }
 
