@@ -86,6 +86,8 @@ struct monitor {
 struct request {
 	size_t len;
 	bool too_big;
+	bool answered;                  /* too big by its Content-Length: answered
+					 * at once */
 	char body[MON_BODY_MAX];
 };
 
@@ -833,13 +835,20 @@ on_request(void *cls, struct MHD_Connection *c, const char *url, const char *met
 			q->too_big = true;
 		if (!q->too_big)
 			return MHD_YES;     /* the body, if any, comes next */
+		q->answered = true;
 		return dispatch(m, c, method, url, q);
 	}
+	if (q->answered) {
+		*upload_data_size = 0;      /* the rest of a refused body is dropped */
+		return MHD_YES;
+	}
 	if (*upload_data_size > 0) {
-		if (q->len + *upload_data_size > MON_BODY_MAX) {
+		/* A body without its length: refused once it ends (libmicrohttpd
+		 * takes an answer only then), what comes past the limit dropped. */
+		if (q->too_big || q->len + *upload_data_size > MON_BODY_MAX) {
 			q->too_big = true;
 			*upload_data_size = 0;
-			return dispatch(m, c, method, url, q);
+			return MHD_YES;
 		}
 		memcpy(q->body + q->len, upload_data, *upload_data_size);
 		q->len += *upload_data_size;
