@@ -50,6 +50,8 @@ status(struct control *c, struct wire_ctl_msg *resp)
 	st->flows_synced = synced_count(c->sh->synced);
 	st->maglev_digest = s->maglev_digest;
 	st->serving = control_serving(c);
+	if (st->serving && c->serving_end_ms != 0 && c->serving_end_ms > control_clock_ms(c))
+		st->serving_lease_remaining_ms = (uint32_t)(c->serving_end_ms - control_clock_ms(c));
 	return 0;
 }
 

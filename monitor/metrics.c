@@ -317,6 +317,9 @@ write_dataplane(struct writer *w, const struct mon_snapshot *s, const struct mon
 		single(w, "dataplane_serving", "gauge",
 		       "whether the node should get traffic (its serving lease holds)",
 		       s->status.serving);
+		single_f(w, "dataplane_serving_lease_remaining_seconds", "gauge",
+			 "how long the node serves unless syncd renews it (0: not serving)",
+			 s->status.serving_lease_remaining_ms / 1e3);
 		family(w, "flow_table_entries", "gauge",
 		       "connection entries: the workers' own (local), synced from peers");
 		sample(w, "flow_table_entries", "table=\"local\"", s->status.flows_local);

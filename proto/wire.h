@@ -393,6 +393,8 @@ struct wire_ctl_status {
 	uint64_t flows_synced;      /* in the table synced from peers */
 	uint64_t maglev_digest;     /* every VIP's Maglev table, combined */
 	bool serving;               /* should get traffic (wire_ctl_ownership) */
+	uint32_t serving_lease_remaining_ms; /* unless renewed; 0: not serving, or
+				     * no lease */
 };
 
 struct wire_ctl_counters_request {

@@ -340,6 +340,7 @@ status_to_c(const void *body, struct wire_ctl_msg *m)
 		.flows_synced = s->flows_synced,
 		.maglev_digest = s->maglev_digest,
 		.serving = s->serving,
+		.serving_lease_remaining_ms = s->serving_lease_remaining_ms,
 	};
 	return 0;
 }
@@ -360,6 +361,7 @@ status_to_pb(const struct wire_ctl_msg *m, struct ctl_pb *p)
 	s->flows_synced = m->status.flows_synced;
 	s->maglev_digest = m->status.maglev_digest;
 	s->serving = m->status.serving;
+	s->serving_lease_remaining_ms = m->status.serving_lease_remaining_ms;
 	return 0;
 }
 

@@ -1585,6 +1585,7 @@ ctl_sample_body(struct wire_ctl_msg *m)
 			.vips_owned = 2, .uptime_ms = 123456789012ull,
 			.flows_local = 1000000, .flows_synced = 2000000,
 			.maglev_digest = 0xfedcba9876543210ull,
+			.serving = true, .serving_lease_remaining_ms = 750,
 		};
 		break;
 	case WIRE_CTL_COUNTERS_REQUEST:
@@ -1935,6 +1936,9 @@ ctl_assert_eq(const struct wire_ctl_msg *a,
 		ck_assert_uint_eq(a->status.flows_local, b->status.flows_local);
 		ck_assert_uint_eq(a->status.flows_synced, b->status.flows_synced);
 		ck_assert_uint_eq(a->status.maglev_digest, b->status.maglev_digest);
+		ck_assert(a->status.serving == b->status.serving);
+		ck_assert_uint_eq(a->status.serving_lease_remaining_ms,
+				  b->status.serving_lease_remaining_ms);
 		break;
 	case WIRE_CTL_COUNTERS_REQUEST:
 		ck_assert_str_eq(a->counters_request.scope, b->counters_request.scope);
