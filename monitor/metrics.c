@@ -9,7 +9,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -649,28 +648,6 @@ write_cluster(struct writer *w, const struct wire_ctl_cluster *c)
 
 /* ---------------------------------------------------------------- sync */
 
-/* A group's p50 and p99 (µs fields at those offsets) as a gauge family. */
-static void
-lag_quantiles(struct writer *w, const struct wire_ctl_sync_status *st,
-	      char groups[][LABELS_MAX], size_t n, const char *name, const char *help,
-	      size_t p50, size_t p99)
-{
-	static const char *const quantiles[] = { "0.5", "0.99" };
-	const size_t offsets[] = { p50, p99 };
-	char labels[LABELS_MAX];
-
-	family(w, name, "gauge", help);
-	for (size_t i = 0; i < n; i++)
-		for (size_t q = 0; q < 2; q++) {
-			uint32_t us;
-
-			memcpy(&us, (const char *)&st->groups[i] + offsets[q], sizeof(us));
-			labels_from(labels, sizeof(labels), groups[i]);
-			label(labels, sizeof(labels), "quantile", quantiles[q]);
-			sample_f(w, name, labels, us / 1e6);
-		}
-}
-
 static void
 write_sync(struct writer *w, const struct wire_ctl_sync_status *st)
 {
@@ -730,14 +707,6 @@ write_sync(struct writer *w, const struct wire_ctl_sync_status *st)
 	for (size_t i = 0; i < n; i++)
 		sample_f(w, "sync_resync_last_duration_seconds", groups[i],
 			 st->groups[i].resync_last_ms / 1e3);
-	lag_quantiles(w, st, groups, n, "sync_import_lag_recent_seconds",
-		      "a peer's export to this dataplane's import, quantiles of the last 10-20 s",
-		      offsetof(struct wire_ctl_sync_group, import_lag_p50_us),
-		      offsetof(struct wire_ctl_sync_group, import_lag_p99_us));
-	lag_quantiles(w, st, groups, n, "sync_self_lag_recent_seconds",
-		      "this node's export to its own delivery by the ring, quantiles of the last 10-20 s",
-		      offsetof(struct wire_ctl_sync_group, self_lag_p50_us),
-		      offsetof(struct wire_ctl_sync_group, self_lag_p99_us));
 	family(w, "sync_import_lag_seconds", "histogram",
 	       "a peer's export to this dataplane's import acknowledgement, a message each");
 	for (size_t i = 0; i < n; i++) {
