@@ -161,6 +161,51 @@ sample(struct writer *w, const char *name, const char *labels, uint64_t v)
 	put(w, "\n", 1);
 }
 
+/* name{pre labels post} v: labels with a fixed label before or after. */
+static void
+sample_with(struct writer *w, const char *name, const char *pre, const char *labels,
+	    const char *post, uint64_t v)
+{
+	put(w, "maglb_", 6);
+	puts_w(w, name);
+	put(w, "{", 1);
+	puts_w(w, pre);
+	puts_w(w, labels);
+	puts_w(w, post);
+	put(w, "} ", 2);
+	put_u64(w, v);
+	put(w, "\n", 1);
+}
+
+/* num / den (num <= den) to RATIO_DIGITS decimals, zeros trimmed. */
+enum { RATIO_DIGITS = 9 };
+
+static void
+sample_ratio(struct writer *w, const char *name, const char *labels, uint64_t num,
+	     uint64_t den)
+{
+	uint64_t scale = 1000000000u, r = den > 0 ? (num * scale + den / 2) / den : 0;
+	char frac[RATIO_DIGITS + 2];
+	int n = RATIO_DIGITS;
+
+	put(w, "maglb_", 6);
+	puts_w(w, name);
+	put(w, "{", 1);
+	puts_w(w, labels);
+	put(w, "} ", 2);
+	put_u64(w, r / scale);
+	r %= scale;
+	if (r != 0) {
+		frac[0] = '.';
+		for (int i = RATIO_DIGITS; i >= 1; i--, r /= 10)
+			frac[i] = (char)('0' + r % 10);
+		while (frac[n] == '0')
+			n--;
+		put(w, frac, (size_t)n + 1);
+	}
+	put(w, "\n", 1);
+}
+
 static void
 sample_f(struct writer *w, const char *name, const char *labels, double v)
 {
@@ -449,7 +494,6 @@ static void
 write_health(struct writer *w, const struct mon_snapshot *s)
 {
 	const struct wire_ctl_vip_list *l = &s->vips;
-	char labels[LABELS_MAX];
 
 	family(w, "backend_health_up", "gauge",
 	       "health checks: agreed by the cluster (view agreed), this node's probes (local)");
@@ -460,10 +504,9 @@ write_health(struct writer *w, const struct mon_snapshot *s)
 
 			if (view == 1 && t == NULL)
 				continue;
-			labels_from(labels, sizeof(labels), view == 0 ? "view=\"agreed\"," :
-				    "view=\"local\",");
-			strncat(labels, w->backend_labels[b], sizeof(labels) - strlen(labels) - 1);
-			sample(w, "backend_health_up", labels, view == 0 ? up : t->local_up);
+			sample_with(w, "backend_health_up", view == 0 ? "view=\"agreed\"," :
+				    "view=\"local\",", w->backend_labels[b], "",
+				    view == 0 ? up : t->local_up);
 		}
 	if (!s->has_health)
 		return;
@@ -508,7 +551,7 @@ static void
 write_backends(struct writer *w, const struct mon_snapshot *s)
 {
 	const struct wire_ctl_vip_list *l = &s->vips;
-	char labels[LABELS_MAX], name[64];
+	char name[64], states[WIRE_BACKEND_STATE_MAX][32];
 
 #define BACKENDS(metric, type, help, expr)				\
 	family(w, metric, type, help);					\
@@ -531,20 +574,17 @@ write_backends(struct writer *w, const struct mon_snapshot *s)
 #undef BACKENDS
 	family(w, "backend_maglev_share", "gauge",
 	       "share of its VIP's Maglev table the backend holds (new flows it gets)");
-	for (size_t v = 0; v < l->n_vips; v++) {
-		double m = l->vips[v].table_size > 0 ? l->vips[v].table_size : 1;
-
+	for (size_t v = 0; v < l->n_vips; v++)
 		for (size_t b = s->vip_first[v]; b < s->vip_first[v + 1]; b++)
-			sample_f(w, "backend_maglev_share", w->backend_labels[b],
-				 l->backends[b].maglev_slots / m);
-	}
+			sample_ratio(w, "backend_maglev_share", w->backend_labels[b],
+				     l->backends[b].maglev_slots, l->vips[v].table_size);
 	family(w, "backend_state", "gauge", "the backend's state: 1 for the one it is in");
+	for (int st = 0; st < WIRE_BACKEND_STATE_MAX; st++)
+		snprintf(states[st], sizeof(states[st]), ",state=\"%s\"", wire_backend_state_names[st]);
 	for (size_t b = 0; b < l->n_backends; b++)
-		for (int st = 0; st < WIRE_BACKEND_STATE_MAX; st++) {
-			labels_from(labels, sizeof(labels), w->backend_labels[b]);
-			label(labels, sizeof(labels), "state", wire_backend_state_names[st]);
-			sample(w, "backend_state", labels, l->backends[b].state == (unsigned)st);
-		}
+		for (int st = 0; st < WIRE_BACKEND_STATE_MAX; st++)
+			sample_with(w, "backend_state", "", w->backend_labels[b], states[st],
+				    l->backends[b].state == (unsigned)st);
 	write_health(w, s);
 }
 

@@ -262,7 +262,7 @@ START_TEST(test_collect_and_metrics)
 	has_line(m, "maglb_vip_packets_total{vip=\"web0\"} 1010");
 	has_line(m, "maglb_vip_backends_up{vip=\"web0\"} 2");
 	has_line(m, "maglb_backend_packets_total{vip=\"web0\",backend=\"198.19.0.1\"} 1000");
-	has_line(m, "maglb_backend_maglev_share{vip=\"web1\",backend=\"198.19.0.2\"} 0.428571428571429");
+	has_line(m, "maglb_backend_maglev_share{vip=\"web1\",backend=\"198.19.0.2\"} 0.428571429");
 	has_line(m, "maglb_backend_state{vip=\"web0\",backend=\"198.19.0.2\",state=\"up\"} 1");
 	has_line(m, "maglb_backend_state{vip=\"web0\",backend=\"198.19.0.2\",state=\"down\"} 0");
 	has_line(m, "maglb_backend_health_up{view=\"agreed\",vip=\"web0\",backend=\"198.19.0.2\"} 1");
