@@ -777,7 +777,8 @@ write_sync(struct writer *w, const struct wire_ctl_sync_status *st)
 }
 
 int
-mon_metrics_write(FILE *f, const struct mon_snapshot *s, const struct mon_metrics_ctx *ctx)
+mon_metrics_render(const struct mon_snapshot *s, const struct mon_metrics_ctx *ctx,
+		   char **text, size_t *len)
 {
 	struct writer w = { 0 };
 	int rc = 0;
@@ -800,10 +801,28 @@ mon_metrics_write(FILE *f, const struct mon_snapshot *s, const struct mon_metric
 		write_sync(&w, &s->sync.sync_status);
 	if (s->has_health)
 		write_probes(&w, s);
-	if (w.oom)
+	if (w.oom || w.buf == NULL)
 		rc = -ENOMEM;
-	else if (rc == 0 && (fwrite(w.buf, 1, w.len, f) != w.len || fflush(f) != 0))
+	if (rc < 0) {
+		free(w.buf);
+		return rc;
+	}
+	*text = w.buf;
+	*len = w.len;
+	return 0;
+}
+
+int
+mon_metrics_write(FILE *f, const struct mon_snapshot *s, const struct mon_metrics_ctx *ctx)
+{
+	char *text;
+	size_t len;
+	int rc = mon_metrics_render(s, ctx, &text, &len);
+
+	if (rc < 0)
+		return rc;
+	if (fwrite(text, 1, len, f) != len || fflush(f) != 0)
 		rc = -EIO;
-	free(w.buf);
+	free(text);
 	return rc;
 }

@@ -47,7 +47,12 @@ struct mon_metrics_ctx {
 	struct mon_stats stats;         /* a copy, read under the owner's lock */
 };
 
-/* Write s as metrics to f. Returns 0, or -EIO when writing failed. */
+/* s as metrics into *text (malloc'd, the caller's; *len bytes, no NUL):
+ * 0 or -ENOMEM. */
+int mon_metrics_render(const struct mon_snapshot *s, const struct mon_metrics_ctx *ctx,
+		       char **text, size_t *len);
+
+/* The same written to f: 0, -ENOMEM, or -EIO when writing failed. */
 int mon_metrics_write(FILE *f, const struct mon_snapshot *s,
 		      const struct mon_metrics_ctx *ctx);
 

@@ -307,6 +307,25 @@ answer(struct monitor *m, struct MHD_Connection *c, unsigned status, const char 
 	return rc;
 }
 
+/* Queue status with body (malloc'd, libmicrohttpd frees it) of type. */
+static enum MHD_Result
+answer_owned(struct monitor *m, struct MHD_Connection *c, unsigned status, const char *type,
+	     char *body, size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body,
+								 MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result rc;
+
+	if (r == NULL) {
+		free(body);
+		return MHD_NO;
+	}
+	headers(m, r, type);
+	rc = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return rc;
+}
+
 static enum MHD_Result
 answer_json_error(struct monitor *m, struct MHD_Connection *c, unsigned status,
 		  const char *error, const char *const *extra)
@@ -493,7 +512,6 @@ serve_written(struct monitor *m, struct MHD_Connection *c, const char *type,
 	char *body = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&body, &len);
-	enum MHD_Result rc;
 	int err;
 
 	if (f == NULL)
@@ -505,13 +523,12 @@ serve_written(struct monitor *m, struct MHD_Connection *c, const char *type,
 					 err == -EAGAIN ? "nothing collected yet" :
 					 "cannot write the answer", NULL);
 	}
-	rc = answer(m, c, MHD_HTTP_OK, type, body, len, NULL);
-	free(body);
-	return rc;
+	return answer_owned(m, c, MHD_HTTP_OK, type, body, len);
 }
 
-static int
-write_metrics(FILE *f, struct monitor *m, const struct who *w)
+/* /metrics: rendered into a buffer that becomes the answer, not copied. */
+static enum MHD_Result
+serve_metrics(struct monitor *m, struct MHD_Connection *c)
 {
 	struct mon_snapshot *s = snapshot(m);
 	struct mon_metrics_ctx ctx = {
@@ -519,18 +536,24 @@ write_metrics(FILE *f, struct monitor *m, const struct who *w)
 		.flows_capacity = m->cfg->flows.capacity,
 		.shared_capacity = m->cfg->flows.shared_capacity,
 	};
+	char *text;
+	size_t len;
 	int rc;
 
-	(void)w;
 	if (s == NULL)
-		return -EAGAIN;
+		return answer_json_error(m, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+					 "nothing collected yet", NULL);
 	pthread_mutex_lock(&m->lock);
 	ctx.stats = m->stats;
 	ctx.sessions = (uint32_t)auth_sessions_count(m->sessions);
 	pthread_mutex_unlock(&m->lock);
-	rc = mon_metrics_write(f, s, &ctx);
+	rc = mon_metrics_render(s, &ctx, &text, &len);
 	mon_snapshot_put(s);
-	return rc;
+	if (rc < 0)
+		return answer_json_error(m, c, MHD_HTTP_SERVICE_UNAVAILABLE,
+					 "cannot write the answer", NULL);
+	return answer_owned(m, c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
+			    text, len);
 }
 
 static int
@@ -794,8 +817,7 @@ dispatch(struct monitor *m, struct MHD_Connection *c, const char *method, const 
 	case MON_ROUTE_ASSET:
 		return serve_asset(m, c, &r);
 	case MON_ROUTE_METRICS:
-		return serve_written(m, c, "text/plain; version=0.0.4; charset=utf-8",
-				     write_metrics, &w);
+		return serve_metrics(m, c);
 	case MON_ROUTE_STATE:
 		return serve_written(m, c, "application/json", write_state, &w);
 	case MON_ROUTE_HISTORY:
