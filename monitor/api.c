@@ -72,14 +72,6 @@ mon_history_event(struct mon_history *h, uint64_t t_ms, enum mon_event_kind kind
 }
 
 static const char *
-addr_text(uint8_t family, const uint8_t *addr, char *buf, size_t len)
-{
-	if (inet_ntop(family == AF_INET6 ? AF_INET6 : AF_INET, addr, buf, (socklen_t)len) == NULL)
-		snprintf(buf, len, "?");
-	return buf;
-}
-
-static const char *
 role_name(enum wire_role r)
 {
 	return r == WIRE_ROLE_ACTIVE ? "active" : r == WIRE_ROLE_PASSIVE ? "passive" : "unknown";
@@ -181,7 +173,7 @@ backend_events(struct mon_history *h, const struct mon_snapshot *prev,
 		if (++changed > HEALTH_EVENTS_MAX)
 			continue;
 		mon_history_event(h, s->time_ms, MON_EVENT_HEALTH, "%s %s: %s -> %s", b->vip,
-				  addr_text(b->family, b->address, addr, sizeof(addr)),
+				  mon_addr_str(b->family, b->address, addr, sizeof(addr)),
 				  wire_backend_state_names[a->state], wire_backend_state_names[b->state]);
 	}
 	if (changed > HEALTH_EVENTS_MAX)
@@ -311,7 +303,7 @@ state_backend(struct json *j, const struct wire_ctl_vip *v, const struct wire_ct
 	bool agreed_up = t != NULL ? t->agreed_up : b->state != WIRE_BACKEND_DOWN;
 
 	json_object_begin(j, NULL);
-	json_string(j, "address", addr_text(b->family, b->address, addr, sizeof(addr)));
+	json_string(j, "address", mon_addr_str(b->family, b->address, addr, sizeof(addr)));
 	json_u64(j, "weight", b->weight);
 	json_u64(j, "config_weight", b->config_weight);
 	json_string(j, "state", wire_backend_state_names[b->state]);
@@ -342,7 +334,7 @@ state_vips(struct json *j, const struct mon_snapshot *s)
 
 		json_object_begin(j, NULL);
 		json_string(j, "name", vip->name);
-		json_string(j, "address", addr_text(vip->family, vip->address, addr, sizeof(addr)));
+		json_string(j, "address", mon_addr_str(vip->family, vip->address, addr, sizeof(addr)));
 		json_u64(j, "port", vip->port);
 		json_string(j, "protocol", vip->proto == IPPROTO_UDP ? "udp" : "tcp");
 		json_bool(j, "owned", vip->owned);
@@ -372,7 +364,7 @@ state_bfd(struct json *j, const struct wire_ctl_bfd_status *b)
 		char addr[INET6_ADDRSTRLEN];
 
 		json_object_begin(j, NULL);
-		json_string(j, "peer", addr_text(se->family, se->peer, addr, sizeof(addr)));
+		json_string(j, "peer", mon_addr_str(se->family, se->peer, addr, sizeof(addr)));
 		json_string(j, "state", wire_bfd_state_names[se->state]);
 		json_u64(j, "state_changes", se->state_changes);
 		json_object_end(j);

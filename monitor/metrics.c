@@ -118,14 +118,6 @@ labels_from(char *labels, size_t len, const char *src)
 	labels[n] = '\0';
 }
 
-static const char *
-addr_text(uint8_t family, const uint8_t *addr, char *buf, size_t len)
-{
-	if (inet_ntop(family == AF_INET6 ? AF_INET6 : AF_INET, addr, buf, (socklen_t)len) == NULL)
-		snprintf(buf, len, "?");
-	return buf;
-}
-
 static void
 family(struct writer *w, const char *name, const char *type, const char *help)
 {
@@ -431,7 +423,7 @@ write_vips(struct writer *w, const struct mon_snapshot *s)
 
 		vip_labels(vip, labels, sizeof(labels));
 		label(labels, sizeof(labels), "address",
-		      addr_text(vip->family, vip->address, addr, sizeof(addr)));
+		      mon_addr_str(vip->family, vip->address, addr, sizeof(addr)));
 		snprintf(port, sizeof(port), "%u", vip->port);
 		label(labels, sizeof(labels), "port", port);
 		label(labels, sizeof(labels), "protocol", vip->proto == IPPROTO_UDP ? "udp" : "tcp");
@@ -483,7 +475,7 @@ backend_labels(struct writer *w, const struct mon_snapshot *s)
 		w->backend_labels[b][0] = '\0';
 		label(w->backend_labels[b], LABELS_MAX, "vip", be->vip);
 		label(w->backend_labels[b], LABELS_MAX, "backend",
-		      addr_text(be->family, be->address, addr, sizeof(addr)));
+		      mon_addr_str(be->family, be->address, addr, sizeof(addr)));
 	}
 	return 0;
 }
@@ -605,7 +597,7 @@ write_bfd(struct writer *w, const struct wire_ctl_bfd_status *b)
 
 		peers[i][0] = '\0';
 		label(peers[i], LABELS_MAX, "peer",
-		      addr_text(b->sessions[i].family, b->sessions[i].peer, addr, sizeof(addr)));
+		      mon_addr_str(b->sessions[i].family, b->sessions[i].peer, addr, sizeof(addr)));
 	}
 #define SESSIONS(metric, type, help, expr)				\
 	family(w, metric, type, help);					\

@@ -9,6 +9,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 const char *const mon_service_names[MON_SERVICE_MAX] = {
 	[MON_DATAPLANE] = "maglb-dataplane",
 	[MON_SYNCD] = "maglb-syncd",
@@ -311,6 +314,14 @@ mon_snapshot_put(struct mon_snapshot *s)
 	if (s->has_sync)
 		wire_ctl_msg_free(&s->sync);
 	free(s);
+}
+
+const char *
+mon_addr_str(uint8_t family, const uint8_t *addr, char *buf, size_t len)
+{
+	if (inet_ntop(family == AF_INET6 ? AF_INET6 : AF_INET, addr, buf, (socklen_t)len) == NULL)
+		snprintf(buf, len, "?");
+	return buf;
 }
 
 const struct wire_ctl_health_target *

@@ -88,6 +88,10 @@ uint64_t mon_counter(const struct mon_snapshot *s, const char *scope,
 		     const char *name, uint64_t def);
 
 
+/* A wire address (AF_INET or AF_INET6 family) as text into buf; "?" if it
+ * does not fit. Returns buf. */
+const char *mon_addr_str(uint8_t family, const uint8_t *addr, char *buf, size_t len);
+
 /* Backend b's (of s->vips.backends) probe target; NULL: not probed. */
 const struct wire_ctl_health_target *mon_backend_health(const struct mon_snapshot *s,
 							 size_t backend);
