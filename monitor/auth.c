@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/file.h"
+
 static_assert(AUTH_HASH_SIZE == CRYPT_OUTPUT_SIZE, "a hash is crypt(3)'s output");
 static_assert(AUTH_NAME_MAX + AUTH_HASH_SIZE + 8 <= AUTH_LINE_MAX,
 	      "any entry auth_users_text_set() writes fits in a line");
@@ -356,45 +358,15 @@ static int
 auth_file_read(int fd, const char *path, char **text, size_t *len, char *err,
 	       size_t errlen)
 {
-	size_t cap = 4096, used = 0;
-	char *buf = malloc(cap), *grown;
-	ssize_t n;
+	int rc = file_read_fd(fd, AUTH_USERS_FILE_MAX, text, len);
 
-	while (buf != NULL) {
-		if (used > AUTH_USERS_FILE_MAX) {
-			free(buf);
-			auth_error(err, errlen, "%s: longer than %d bytes", path,
-				   AUTH_USERS_FILE_MAX);
-			return -EFBIG;
-		}
-		if (used + 1 == cap) {
-			grown = realloc(buf, cap * 2);
-			if (grown == NULL)
-				break;
-			buf = grown;
-			cap *= 2;
-		}
-		n = read(fd, buf + used, cap - used - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int rc = -errno;
-
-			free(buf);
-			auth_error(err, errlen, "%s: %s", path, strerror(-rc));
-			return rc;
-		}
-		if (n == 0) {
-			buf[used] = '\0';
-			*text = buf;
-			*len = used;
-			return 0;
-		}
-		used += (size_t)n;
-	}
-	free(buf);
-	auth_error(err, errlen, "%s: out of memory", path);
-	return -ENOMEM;
+	if (rc == -EFBIG)
+		auth_error(err, errlen, "%s: longer than %d bytes", path, AUTH_USERS_FILE_MAX);
+	else if (rc == -ENOMEM)
+		auth_error(err, errlen, "%s: out of memory", path);
+	else if (rc < 0)
+		auth_error(err, errlen, "%s: %s", path, strerror(-rc));
+	return rc;
 }
 
 int

@@ -21,6 +21,7 @@
 
 #include "config/config.h"
 #include "lib/daemon.h"
+#include "lib/file.h"
 #include "lib/ipc.h"
 #include "lib/ipc_client.h"
 #include "lib/json.h"
@@ -112,40 +113,25 @@ mono_ms(void)
 
 /* ------------------------------------------------------------- files */
 
-/* The whole of path into a NUL-terminated buffer; NULL with errno. */
+/* The whole of path (a regular file of at most max bytes), NUL-terminated;
+ * NULL with errno. */
 static char *
 read_file(const char *path, size_t max, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
-	char *buf = NULL;
-	size_t n = 0;
+	char *text = NULL;
+	int rc;
 
 	if (fd < 0)
 		return NULL;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
-		errno = S_ISREG(st.st_mode) ? EFBIG : EINVAL;
-		goto out;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (buf == NULL)
-		goto out;
-	while (n < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + n, (size_t)st.st_size - n);
-
-		if (r <= 0) {
-			free(buf);
-			buf = NULL;
-			errno = r == 0 ? EIO : errno;
-			goto out;
-		}
-		n += (size_t)r;
-	}
-	buf[n] = '\0';
-	*len = n;
-out:
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		rc = -EINVAL;
+	else
+		rc = file_read_fd(fd, max, &text, len);
 	close(fd);
-	return buf;
+	errno = -rc;
+	return rc == 0 ? text : NULL;
 }
 
 /* The console's files into m (under the lock): all or none. */
@@ -287,30 +273,13 @@ headers(const struct monitor *m, struct MHD_Response *r, const char *type)
 		MHD_add_response_header(r, "Strict-Transport-Security", HSTS);
 }
 
-/* Queue status with body (copied) of type; extra headers name, value pairs. */
-static enum MHD_Result
-answer(struct monitor *m, struct MHD_Connection *c, unsigned status, const char *type,
-       const char *body, size_t len, const char *const *extra)
-{
-	/* MUST_COPY: libmicrohttpd copies and never writes body. */
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)(uintptr_t)body,
-								 MHD_RESPMEM_MUST_COPY);
-	enum MHD_Result rc;
-
-	if (r == NULL)
-		return MHD_NO;
-	headers(m, r, type);
-	for (size_t i = 0; extra != NULL && extra[i] != NULL; i += 2)
-		MHD_add_response_header(r, extra[i], extra[i + 1]);
-	rc = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return rc;
-}
-
-/* Queue status with body (malloc'd, libmicrohttpd frees it) of type. */
+/*
+ * Queue status with body (malloc'd, libmicrohttpd frees it) of type; extra
+ * headers name, value pairs, NULL-terminated.
+ */
 static enum MHD_Result
 answer_owned(struct monitor *m, struct MHD_Connection *c, unsigned status, const char *type,
-	     char *body, size_t len)
+	     char *body, size_t len, const char *const *extra)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, body,
 								 MHD_RESPMEM_MUST_FREE);
@@ -321,9 +290,24 @@ answer_owned(struct monitor *m, struct MHD_Connection *c, unsigned status, const
 		return MHD_NO;
 	}
 	headers(m, r, type);
+	for (size_t i = 0; extra != NULL && extra[i] != NULL; i += 2)
+		MHD_add_response_header(r, extra[i], extra[i + 1]);
 	rc = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return rc;
+}
+
+/* The same with a body of the caller's (copied). */
+static enum MHD_Result
+answer(struct monitor *m, struct MHD_Connection *c, unsigned status, const char *type,
+       const char *body, size_t len, const char *const *extra)
+{
+	char *copy = malloc(len + 1);
+
+	if (copy == NULL)
+		return MHD_NO;
+	memcpy(copy, body, len);
+	return answer_owned(m, c, status, type, copy, len, extra);
 }
 
 static enum MHD_Result
@@ -333,17 +317,17 @@ answer_json_error(struct monitor *m, struct MHD_Connection *c, unsigned status,
 	char *body = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&body, &len);
-	enum MHD_Result rc;
 
 	if (f == NULL)
 		return MHD_NO;
 	fputs("{\"error\": ", f);
 	json_write_string(f, error);
 	fputs("}\n", f);
-	fclose(f);
-	rc = answer(m, c, status, "application/json", body, len, extra);
-	free(body);
-	return rc;
+	if (fclose(f) != 0) {
+		free(body);
+		return MHD_NO;
+	}
+	return answer_owned(m, c, status, "application/json", body, len, extra);
 }
 
 static enum MHD_Result
@@ -523,7 +507,7 @@ serve_written(struct monitor *m, struct MHD_Connection *c, const char *type,
 					 err == -EAGAIN ? "nothing collected yet" :
 					 "cannot write the answer", NULL);
 	}
-	return answer_owned(m, c, MHD_HTTP_OK, type, body, len);
+	return answer_owned(m, c, MHD_HTTP_OK, type, body, len, NULL);
 }
 
 /* /metrics: rendered into a buffer that becomes the answer, not copied. */
@@ -553,7 +537,7 @@ serve_metrics(struct monitor *m, struct MHD_Connection *c)
 		return answer_json_error(m, c, MHD_HTTP_SERVICE_UNAVAILABLE,
 					 "cannot write the answer", NULL);
 	return answer_owned(m, c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
-			    text, len);
+			    text, len, NULL);
 }
 
 static int
