@@ -680,6 +680,21 @@ write_cluster(struct writer *w, const struct wire_ctl_cluster *c)
 
 /* ---------------------------------------------------------------- sync */
 
+/* Every group's self or import lag histogram, as one family. */
+static void
+lag_family(struct writer *w, const struct wire_ctl_sync_status *st,
+	   char groups[][LABELS_MAX], size_t n, bool self, const char *name, const char *help)
+{
+	family(w, name, "histogram", help);
+	for (size_t i = 0; i < n; i++) {
+		const struct wire_lag_histogram *h = self ? &st->groups[i].self_lag :
+							    &st->groups[i].import_lag;
+
+		histogram(w, name, groups[i], wire_lag_bucket_us, h->cumulative,
+			  WIRE_LAG_BUCKETS, h->count, h->sum_us);
+	}
+}
+
 static void
 write_sync(struct writer *w, const struct wire_ctl_sync_status *st)
 {
@@ -739,22 +754,10 @@ write_sync(struct writer *w, const struct wire_ctl_sync_status *st)
 	for (size_t i = 0; i < n; i++)
 		sample_f(w, "sync_resync_last_duration_seconds", groups[i],
 			 st->groups[i].resync_last_ms / 1e3);
-	family(w, "sync_import_lag_seconds", "histogram",
-	       "a peer's export to this dataplane's import acknowledgement, a message each");
-	for (size_t i = 0; i < n; i++) {
-		const struct wire_lag_histogram *h = &st->groups[i].import_lag;
-
-		histogram(w, "sync_import_lag_seconds", groups[i], wire_lag_bucket_us,
-			  h->cumulative, WIRE_LAG_BUCKETS, h->count, h->sum_us);
-	}
-	family(w, "sync_self_lag_seconds", "histogram",
-	       "this node's export to its own delivery by the ring, a message each");
-	for (size_t i = 0; i < n; i++) {
-		const struct wire_lag_histogram *h = &st->groups[i].self_lag;
-
-		histogram(w, "sync_self_lag_seconds", groups[i], wire_lag_bucket_us,
-			  h->cumulative, WIRE_LAG_BUCKETS, h->count, h->sum_us);
-	}
+	lag_family(w, st, groups, n, false, "sync_import_lag_seconds",
+		   "a peer's export to this dataplane's import acknowledgement, a message each");
+	lag_family(w, st, groups, n, true, "sync_self_lag_seconds",
+		   "this node's export to its own delivery by the ring, a message each");
 	family(w, "sync_dropped_entries_total", "counter",
 	       "entries lost or refused, by reason (group \"\": the node's)");
 	for (size_t i = 0; i < st->n_drops; i++) {
