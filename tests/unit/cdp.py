@@ -472,7 +472,7 @@ def main():
         status = 1
     finally:
         page.close()
-    # a message kept from before this session and reported live too: once
+    # Chromium replays messages from before this connection: each once
     for error in dict.fromkeys(page.errors):
         print(f"cdp.py {args.command}: page: {error}", file=sys.stderr)
     if page.errors and not args.allow_errors:
