@@ -348,10 +348,10 @@ fill_solicit(uint8_t *out, size_t cap, void *arg)
 	const struct dp_shared *sh = a->c->sh;
 
 	if (a->family == FLOW_FAMILY_IPV4)
-		return sh->has_node_addr[0] ?
-		       reply_arp_request(out, cap, sh->port.mac, sh->node_addr[0], a->addr) : 0;
-	return sh->has_node_addr[1] ?
-	       reply_nd_ns(out, cap, sh->port.mac, sh->node_addr[1], a->addr) : 0;
+		return sh->node.has_addr[0] ?
+		       reply_arp_request(out, cap, sh->port.mac, sh->node.addr[0], a->addr) : 0;
+	return sh->node.has_addr[1] ?
+	       reply_nd_ns(out, cap, sh->port.mac, sh->node.addr[1], a->addr) : 0;
 }
 
 static size_t
@@ -382,7 +382,7 @@ answers_for(const struct control *c, uint8_t family, const uint8_t *addr)
 	int f = family == FLOW_FAMILY_IPV6;
 	size_t len = f ? 16 : 4;
 
-	if (c->sh->has_node_addr[f] && memcmp(c->sh->node_addr[f], addr, len) == 0)
+	if (c->sh->node.has_addr[f] && memcmp(c->sh->node.addr[f], addr, len) == 0)
 		return true;
 	for (uint32_t i = 0; i < s->n_vips; i++)
 		if (s->vips[i].owned && s->vips[i].family == family &&

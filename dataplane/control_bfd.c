@@ -68,7 +68,7 @@ fill_bfd(uint8_t *out, size_t cap, void *arg)
 		.family = v6 ? 6 : 4,
 		.ttl = BFD_TTL,
 		.tos = BFD_TOS,
-		.src = c->sh->node_addr[v6],
+		.src = c->sh->node.addr[v6],
 		.dst = peer->bytes,
 		.sport = (uint16_t)(BFD_SOURCE_PORT_MIN + f->session),
 		.dport = BFD_PORT,
@@ -264,8 +264,8 @@ control_bfd_input(struct control *c, const uint8_t *frame, uint32_t len,
 	uint32_t udp_len;
 
 	if (m->kind != PKT_KIND_FLOW || m->key.proto != IPPROTO_UDP ||
-	    m->key.vip_port != BFD_PORT || !c->sh->has_node_addr[v6] ||
-	    memcmp(m->key.vip, c->sh->node_addr[v6], v6 ? 16 : 4) != 0)
+	    m->key.vip_port != BFD_PORT || !c->sh->node.has_addr[v6] ||
+	    memcmp(m->key.vip, c->sh->node.addr[v6], v6 ? 16 : 4) != 0)
 		return false;
 	udp_len = be16_get(udp + PKT_UDP_LENGTH);
 	if (c->bfd_sessions == NULL) {
@@ -339,7 +339,7 @@ session_to_wire(const struct control *c, const struct bfd_session_status *st,
 		.authenticated = c->bfd.has_auth,
 	};
 	memcpy(out->peer, st->peer, v6 ? 16 : 4);
-	memcpy(out->local, c->sh->node_addr[v6], v6 ? 16 : 4);
+	memcpy(out->local, c->sh->node.addr[v6], v6 ? 16 : 4);
 }
 
 int

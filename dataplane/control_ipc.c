@@ -102,31 +102,31 @@ dest_sum(const struct control *c, uint32_t id, int k)
 static void
 counters_dests(struct control *c, struct ipc_counter_list *l)
 {
-	static const char *const names[WORKER_DEST_MAX] = {
-		[WORKER_DEST_PACKETS] = "PACKETS",
-		[WORKER_DEST_BYTES] = "BYTES",
-		[WORKER_DEST_NEW] = "NEW_FLOWS",
-		[WORKER_DEST_FLOWS] = "FLOWS",
-		[WORKER_DEST_UNTRACKED] = "UNTRACKED",
-		[WORKER_DEST_SYNCED_HITS] = "SYNCED_HITS",
-		[WORKER_DEST_MAGLEV_PICKS] = "MAGLEV_PICKS",
+	static const char *const names[FWD_DEST_MAX] = {
+		[FWD_DEST_PACKETS] = "PACKETS",
+		[FWD_DEST_BYTES] = "BYTES",
+		[FWD_DEST_NEW] = "NEW_FLOWS",
+		[FWD_DEST_FLOWS] = "FLOWS",
+		[FWD_DEST_UNTRACKED] = "UNTRACKED",
+		[FWD_DEST_SYNCED_HITS] = "SYNCED_HITS",
+		[FWD_DEST_MAGLEV_PICKS] = "MAGLEV_PICKS",
 	};
 	const struct dp_state *s = control_state(c);
 	char scope[WIRE_NAME_MAX], addr[INET6_ADDRSTRLEN];
 
 	for (uint32_t v = 0; v < s->n_vips; v++) {
-		uint64_t vip_sum[WORKER_DEST_MAX] = { 0 };
+		uint64_t vip_sum[FWD_DEST_MAX] = { 0 };
 
 		for (uint32_t b = 0; b < s->vips[v].n_dests; b++) {
 			uint32_t id = s->vips[v].dests[b];
-			uint64_t sum[WORKER_DEST_MAX];
+			uint64_t sum[FWD_DEST_MAX];
 
-			for (int k = 0; k < WORKER_DEST_MAX; k++)
+			for (int k = 0; k < FWD_DEST_MAX; k++)
 				sum[k] = dest_sum(c, id, k);
 			inet_ntop(af_of_family(s->dests[id].family), s->dests[id].addr,
 				  addr, sizeof(addr));
 			snprintf(scope, sizeof(scope), "backend:%s", s->vips[v].name);
-			for (int k = 0; k < WORKER_DEST_MAX; k++) {
+			for (int k = 0; k < FWD_DEST_MAX; k++) {
 				char name[WIRE_NAME_MAX];
 
 				snprintf(name, sizeof(name), "%s %s", addr, names[k]);
@@ -135,7 +135,7 @@ counters_dests(struct control *c, struct ipc_counter_list *l)
 			}
 		}
 		snprintf(scope, sizeof(scope), "vip:%s", s->vips[v].name);
-		for (int k = 0; k < WORKER_DEST_MAX; k++)
+		for (int k = 0; k < FWD_DEST_MAX; k++)
 			ipc_counter_add(l, scope, names[k], vip_sum[k]);
 	}
 }
@@ -195,12 +195,12 @@ static void
 dest_traffic(const struct control *c, uint32_t id, struct wire_ctl_traffic *t)
 {
 	*t = (struct wire_ctl_traffic){
-		.packets = dest_sum(c, id, WORKER_DEST_PACKETS),
-		.bytes = dest_sum(c, id, WORKER_DEST_BYTES),
-		.new_flows = dest_sum(c, id, WORKER_DEST_NEW),
-		.untracked = dest_sum(c, id, WORKER_DEST_UNTRACKED),
-		.synced_hits = dest_sum(c, id, WORKER_DEST_SYNCED_HITS),
-		.maglev_picks = dest_sum(c, id, WORKER_DEST_MAGLEV_PICKS),
+		.packets = dest_sum(c, id, FWD_DEST_PACKETS),
+		.bytes = dest_sum(c, id, FWD_DEST_BYTES),
+		.new_flows = dest_sum(c, id, FWD_DEST_NEW),
+		.untracked = dest_sum(c, id, FWD_DEST_UNTRACKED),
+		.synced_hits = dest_sum(c, id, FWD_DEST_SYNCED_HITS),
+		.maglev_picks = dest_sum(c, id, FWD_DEST_MAGLEV_PICKS),
 	};
 }
 
@@ -298,7 +298,7 @@ vip_list(struct control *c, const struct wire_ctl_msg *req, struct wire_ctl_msg 
 		w->backends = dv->n_dests;
 		for (uint32_t b = 0; b < dv->n_dests; b++) {
 			const struct dp_dest *d = &s->dests[dv->dests[b]];
-			uint64_t flows = dest_sum(c, dv->dests[b], WORKER_DEST_FLOWS);
+			uint64_t flows = dest_sum(c, dv->dests[b], FWD_DEST_FLOWS);
 			struct wire_ctl_traffic t = { 0 };
 
 			w->backends_up += d->status != DEST_DOWN && d->resolved;

@@ -224,10 +224,10 @@ struct dataplane {
 static void
 shared_node_addrs(struct dp_shared *sh, const struct config *cfg)
 {
-	sh->has_node_addr[0] = cfg->has_node_addr4;
-	sh->has_node_addr[1] = cfg->has_node_addr6;
-	memcpy(sh->node_addr[0], &cfg->node_addr4.v4, 4);
-	memcpy(sh->node_addr[1], &cfg->node_addr6.v6, 16);
+	sh->node.has_addr[0] = cfg->has_node_addr4;
+	sh->node.has_addr[1] = cfg->has_node_addr6;
+	memcpy(sh->node.addr[0], &cfg->node_addr4.v4, 4);
+	memcpy(sh->node.addr[1], &cfg->node_addr6.v6, 16);
 }
 
 /* One contiguous run of EAL's memory, populated writable. */

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "dataplane/core/flow_key.h"
+#include "dataplane/core/forward.h"   /* struct synced_value: a hit */
 
 struct rte_rcu_qsbr;
 struct synced;
@@ -20,12 +21,6 @@ struct synced;
 enum {
 	SYNCED_BURST_MAX = 64,          /* RTE_HASH_LOOKUP_BULK_MAX */
 	SYNCED_SWEEP_MS = 1000,         /* synced_expire(): a sweep per second at most */
-};
-
-/* A hit: the destination id and when the entry expires (ms clock). */
-struct synced_value {
-	uint32_t dest;
-	uint32_t expires_ms;
 };
 
 /*

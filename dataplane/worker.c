@@ -16,12 +16,10 @@
 #include <rte_ring_elem.h>
 
 #include "config/config.h"
-#include "dataplane/core/bfd.h"
 #include "dataplane/core/encap.h"
 #include "dataplane/core/ipfrag.h"
 #include "dataplane/core/packet.h"
 #include "dataplane/core/reply.h"
-#include "dataplane/core/viptab.h"
 #include "dataplane/export_batch.h"
 #include "dataplane/state.h"
 #include "dataplane/synced.h"
@@ -42,18 +40,15 @@ enum {
 	SLEEP_MAX_US = 1000,
 };
 
-static_assert((int)BURST <= (int)SYNCED_BURST_MAX && BURST <= 64,
+static_assert((int)BURST <= (int)SYNCED_BURST_MAX && (int)BURST <= (int)FWD_BURST_MAX,
 	      "a burst's misses fit one synced lookup and its 64-bit hit mask");
 
-/* One burst's packets that made it past parsing and the VIP match. */
+/* One burst: the packets that made it past parsing, and what becomes of them. */
 struct burst {
 	uint32_t n;
 	struct rte_mbuf *pkts[BURST];
 	struct pkt_meta meta[BURST];
-	uint32_t vip[BURST];
-	const struct flow_key *keys[BURST];
-	struct flowtab_entry *entries[BURST];
-	struct flowtab_hint hint[BURST];  /* where each key goes in the table */
+	struct fwd_out out;             /* what fwd_burst() decided */
 	uint32_t n_tx;
 	uint32_t n_made;                /* of tx[0..n_tx), made here */
 	uint64_t tx_bytes;              /* of tx[0..n_tx) */
@@ -75,53 +70,17 @@ static_assert(DP_EVENT_EXPORT_NEW + EXPORT_REFRESH == DP_EVENT_EXPORT_REFRESH &&
 	      DP_EVENT_EXPORT_NEW + EXPORT_CLOSE == DP_EVENT_EXPORT_CLOSE,
 	      "an export event's counter is DP_EVENT_EXPORT_NEW + the event");
 
-/* Export packet i's flow, entry e. The key comes from the packet's meta
- * (the same key, written long before), not from e, which an insert may
- * have just written. */
+/* Export a record of the burst's decisions. The key comes from the
+ * packet's meta (the same key, written long before), not from the entry,
+ * which an insert may have just written. */
 static inline void
-export(struct worker *w, struct burst *b, uint32_t i, const struct flowtab_entry *e,
-       enum export_event event)
+export(struct worker *w, struct burst *b, const struct fwd_export *x)
 {
-	w->counters.event[DP_EVENT_EXPORT_NEW + event]++;
-	if (!export_batch_put(&b->exp, &b->meta[i].key, e->backend,
-			      flowtab_timeout(w->flows, (enum flowtab_state)e->state),
-			      (uint8_t)event, e->state))   /* the ring is full: never wait */
+	w->counters.event[DP_EVENT_EXPORT_NEW + x->event]++;
+	if (!export_batch_put(&b->exp, &b->meta[x->packet].key, b->out.act[x->packet],
+			      flowtab_timeout(w->flows, (enum flowtab_state)x->state),
+			      x->event, x->state))      /* the ring is full: never wait */
 		w->counters.event[DP_EVENT_EXPORT_DROPPED]++;
-}
-
-static const uint8_t touch_event[FLOWTAB_EXPORT_MAX] = {
-	[FLOWTAB_EXPORT_REFRESH] = EXPORT_REFRESH,
-	[FLOWTAB_EXPORT_CLOSE] = EXPORT_CLOSE,
-	[FLOWTAB_EXPORT_NEW] = EXPORT_NEW,
-};
-
-/* Whether a destination still carries its flows (up or draining). */
-static inline bool
-dest_carries(const struct dp_state *st, uint32_t dest)
-{
-	return dest < st->n_dests && st->dests[dest].status <= DEST_DRAINING;
-}
-
-/* The same, and it belongs to the packet's VIP. */
-static inline bool
-dest_usable(const struct dp_state *st, uint32_t dest, uint32_t vip)
-{
-	return dest_carries(st, dest) && st->dests[dest].vip == vip;
-}
-
-/* The FLOWS gauge: an entry of this worker now carries dest (or no longer).
- * Entries hold registry ids only, all below max_dests, as dest_counters. */
-static inline void
-flows_add(struct worker *w, uint32_t dest, int64_t n)
-{
-	w->dest_counters[dest][WORKER_DEST_FLOWS] += (uint64_t)n;
-}
-
-/* The flow table frees an entry (expiry, eviction, removal). */
-static void
-on_entry_free(void *arg, const struct flowtab_entry *e)
-{
-	flows_add(arg, e->backend, -1);
 }
 
 static inline uint32_t
@@ -237,8 +196,8 @@ send_too_big(struct worker *w, struct burst *b, struct rte_mbuf *m,
 static inline __attribute__((always_inline)) void
 queue_tx(struct worker *w, struct burst *b, struct rte_mbuf *m, uint32_t dest)
 {
-	w->dest_counters[dest][WORKER_DEST_PACKETS]++;
-	w->dest_counters[dest][WORKER_DEST_BYTES] += rte_pktmbuf_pkt_len(m);
+	w->dest_counters[dest][FWD_DEST_PACKETS]++;
+	w->dest_counters[dest][FWD_DEST_BYTES] += rte_pktmbuf_pkt_len(m);
 	b->tx_bytes += rte_pktmbuf_pkt_len(m);
 	b->made[b->n_tx] = 0;
 	b->tx[b->n_tx++] = m;
@@ -322,8 +281,8 @@ forward_fragments(struct worker *w, struct burst *b, uint32_t i, const struct dp
 		transmit_burst(w, b);
 	queue_tx(w, b, m, dest);
 	for (unsigned k = 1; k < n; k++) {
-		w->dest_counters[dest][WORKER_DEST_PACKETS]++;
-		w->dest_counters[dest][WORKER_DEST_BYTES] += rte_pktmbuf_pkt_len(f[k]);
+		w->dest_counters[dest][FWD_DEST_PACKETS]++;
+		w->dest_counters[dest][FWD_DEST_BYTES] += rte_pktmbuf_pkt_len(f[k]);
 		queue_made(w, b, f[k]);
 	}
 	w->counters.event[DP_EVENT_FRAGMENTED]++;
@@ -414,162 +373,6 @@ forward(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i
 	queue_tx(w, b, m, dest);
 }
 
-/* A packet of a flow this worker carries (entry e, live, dest usable);
- * exported: the caller knows e is EXPORTED (a constant: the fast path's
- * one flag test). */
-static inline __attribute__((always_inline)) void
-carry_as(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
-	 struct flowtab_entry *e, uint32_t now_ms, bool exported)
-{
-	if (b->meta[i].kind != PKT_KIND_ICMP_ERROR) {
-		uint8_t flags = b->meta[i].tcp_flags;
-		enum flowtab_export ev = exported ? flowtab_touch_exported(w->flows, e, flags, now_ms)
-						  : flowtab_touch(w->flows, e, flags, now_ms);
-
-		if (ev != FLOWTAB_EXPORT_NONE)
-			export(w, b, i, e, (enum export_event)touch_event[ev]);
-	}
-	forward(w, b, st, i, e->backend);
-}
-
-static inline __attribute__((always_inline)) void
-carry(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
-      struct flowtab_entry *e, uint32_t now_ms)
-{
-	carry_as(w, b, st, i, e, now_ms, false);
-}
-
-/*
- * A live entry the fast path could not take: the VIPs changed since it was
- * checked (a reload), or its backend is down or gone. Check it against the
- * packet's VIP; reschedule the flow if its backend no longer carries it.
- */
-static void
-revalidate(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
-	   struct flowtab_entry *e, uint32_t now_ms)
-{
-	w->counters.event[DP_EVENT_FLOW_HITS]++;
-	if (!dest_usable(st, e->backend, b->vip[i])) {
-		int64_t pick = state_maglev_pick(st, b->vip[i], &b->meta[i].key);
-
-		if (pick < 0) {
-			drop(w, b->pkts[i], DP_DROP_NO_BACKEND);
-			return;
-		}
-		flows_add(w, e->backend, -1);
-		flows_add(w, (uint32_t)pick, 1);
-		e->backend = (uint32_t)pick;
-		if (e->flags & FLOWTAB_FLAG_EXPORTED)
-			export(w, b, i, e, EXPORT_NEW);    /* tell the peers */
-	}
-	e->user = st->vip_gen;
-	e->sync_after = st->vips[b->vip[i]].sync_after_packets;   /* a reload may change it */
-	carry(w, b, st, i, e, now_ms);
-}
-
-/* The state a flow imported from a peer starts in. */
-static enum flowtab_state
-synced_state(const struct pkt_meta *meta)
-{
-	if (meta->key.proto != IPPROTO_TCP)
-		return FLOWTAB_UDP;
-	return meta->tcp_flags & (PKT_TCP_FIN | PKT_TCP_RST) ? FLOWTAB_CLOSING :
-	       FLOWTAB_ESTABLISHED;
-}
-
-/* A packet whose flow a peer made: take it over. */
-static void
-on_synced(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
-	  const struct synced_value *v, uint32_t now_ms)
-{
-	struct flowtab_entry *e = b->entries[i];
-	enum flowtab_refuse why;
-
-	w->counters.event[DP_EVENT_SYNCED_HITS]++;
-	w->dest_counters[v->dest][WORKER_DEST_SYNCED_HITS]++;
-	if (e != NULL)
-		flowtab_remove(w->flows, e);    /* an expired entry of the same key */
-	e = flowtab_insert_synced(w->flows, &b->meta[i].key, v->dest,
-				  synced_state(&b->meta[i]), v->expires_ms - now_ms,
-				  now_ms, &why);
-	if (e == NULL) {
-		w->counters.event[DP_EVENT_UNTRACKED]++;
-		w->dest_counters[v->dest][WORKER_DEST_UNTRACKED]++;
-		forward(w, b, st, i, v->dest);
-		return;
-	}
-	flows_add(w, v->dest, 1);
-	/* This node carries the flow now: it refreshes and closes it. */
-	e->user = st->vip_gen;
-	carry(w, b, st, i, e, now_ms);
-}
-
-/*
- * A packet of a provisional entry e (Maglev's guess for a flow picked up
- * mid-stream) whose flow a peer has: the peer's entry wins, and e becomes a
- * synced entry, as on_synced() would have made it. Rare: out of line.
- */
-static __attribute__((noinline)) void
-adopt(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
-      struct flowtab_entry *e, const struct synced_value *v, uint32_t now_ms)
-{
-	w->counters.event[DP_EVENT_SYNCED_HITS]++;
-	w->counters.event[DP_EVENT_PROVISIONAL_REPLACED]++;
-	w->dest_counters[v->dest][WORKER_DEST_SYNCED_HITS]++;
-	flows_add(w, e->backend, -1);
-	flows_add(w, v->dest, 1);
-	flowtab_adopt(w->flows, e, v->dest, now_ms);
-	e->user = st->vip_gen;
-	carry(w, b, st, i, e, now_ms);
-}
-
-/* A packet of a flow no table knows: Maglev picks, the worker records.
- * Inline, as parse_burst() and on_misses() are in worker_burst(): left to
- * the compiler, one of them went out of line and a new flow cost 2 % more
- * instructions (dataplane-callgrind). */
-static inline __attribute__((always_inline)) void
-on_new(struct worker *w, struct burst *b, const struct dp_state *st, uint32_t i,
-       uint64_t hash, uint32_t now_ms)
-{
-	const struct pkt_meta *meta = &b->meta[i];
-	struct flowtab_entry *e = b->entries[i];
-	enum flowtab_refuse why;
-	int64_t pick = state_maglev_pick_hash(st, b->vip[i], hash);
-
-	if (pick < 0) {
-		drop(w, b->pkts[i], DP_DROP_NO_BACKEND);
-		return;
-	}
-	w->counters.event[DP_EVENT_MAGLEV_PICKS]++;
-	w->dest_counters[pick][WORKER_DEST_MAGLEV_PICKS]++;
-	if (meta->kind == PKT_KIND_ICMP_ERROR) {
-		forward(w, b, st, i, (uint32_t)pick);   /* never creates a flow */
-		return;
-	}
-	if (e != NULL) {                /* expired: restarted in place */
-		uint32_t old = e->backend;
-
-		e = flowtab_reuse(w->flows, e, (uint32_t)pick, meta->tcp_flags, now_ms, &why);
-		if (e != NULL)
-			flows_add(w, old, -1);
-	} else {
-		e = flowtab_insert_hint(w->flows, &meta->key, b->hint[i], (uint32_t)pick,
-					meta->tcp_flags, now_ms, &why);
-	}
-	if (e == NULL) {
-		w->counters.event[DP_EVENT_UNTRACKED]++;
-		w->dest_counters[pick][WORKER_DEST_UNTRACKED]++;
-	} else {
-		/* Not exported yet: flowtab_touch() says when it is worth it. */
-		flows_add(w, (uint32_t)pick, 1);
-		e->user = st->vip_gen;
-		e->sync_after = st->vips[b->vip[i]].sync_after_packets;
-		w->counters.event[DP_EVENT_NEW_FLOWS]++;
-		w->dest_counters[pick][WORKER_DEST_NEW]++;
-	}
-	forward(w, b, st, i, (uint32_t)pick);
-}
-
 /* Hand ARP, ND and BFD to the control thread, which answers, learns or
  * refuses and counts each. */
 static void
@@ -581,18 +384,6 @@ to_slow_path(struct worker *w, struct rte_mbuf *m)
 		drop(w, m, DP_DROP_SLOW_PATH_FULL);
 	else
 		w->counters.event[DP_EVENT_SLOW_PATH]++;
-}
-
-/* BFD to this node's address (RFC 5881): the control thread runs the
- * sessions. Asked of packets that matched no VIP only. */
-static bool
-is_bfd(const struct worker *w, const struct pkt_meta *m)
-{
-	int v6 = m->key.family == FLOW_FAMILY_IPV6;
-
-	return m->kind == PKT_KIND_FLOW && m->key.proto == IPPROTO_UDP &&
-	       m->key.vip_port == BFD_PORT && w->shared->has_node_addr[v6] &&
-	       memcmp(m->key.vip, w->shared->node_addr[v6], v6 ? 16 : 4) == 0;
 }
 
 /*
@@ -641,8 +432,9 @@ for_this_port(const struct worker *w, const uint8_t *frame)
 	return (head & w->mac_mask) == w->mac;
 }
 
-/* Parse and classify; keep the IP packets for this port in b. Inline (see
- * on_new()). */
+/* Parse and classify; keep the IP packets for this port in b. Inline into
+ * worker_burst(): the call cost a new flow 2 % more instructions
+ * (dataplane-callgrind). */
 static inline __attribute__((always_inline)) void
 parse_burst(struct worker *w, struct burst *b, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -677,192 +469,49 @@ parse_burst(struct worker *w, struct burst *b, struct rte_mbuf **pkts, uint16_t 
 			drop(w, m, DP_DROP_ICMP_UNHANDLED);
 			continue;
 		}
-		b->keys[b->n] = &meta->key;
 		b->pkts[b->n++] = m;
 	}
 	w->counters.event[DP_EVENT_RX_BYTES] += bytes;
 }
 
-/* A client no flow may have: a martian, this node or one of its VIPs. Only
- * packets without a live entry get here, and such a client never gets one. */
-static inline bool
-source_martian(const struct worker *w, const struct dp_state *st, const struct flow_key *k)
+static uint64_t
+synced_lookup(void *arg, const struct flow_key *keys[], uint32_t n, uint32_t now_ms,
+	      struct synced_value out[])
 {
-	int f = k->family == FLOW_FAMILY_IPV6;
-
-	return pkt_source_martian(k->family, k->client) ||
-	       (w->shared->has_node_addr[f] &&
-		memcmp(w->shared->node_addr[f], k->client, f ? 16 : 4) == 0) ||
-	       viptab_has_address(st->viptab, k->family, k->client);
+	return synced_lookup_burst(arg, keys, n, now_ms, out);
 }
 
-/*
- * The VIPs of the packets the fast path left (idx[0..n-1]), in a pass of its
- * own: reading a key right after the parser wrote it stalls on store
- * forwarding. Keeps the packets that have one, in order; returns how many.
- * Other protocols reach here too: no VIP has theirs, so they drop as
- * NOT_VIP or VIP_PROTO.
- */
-static uint32_t
-match_vips(struct worker *w, struct burst *b, const struct dp_state *st,
-	   uint32_t *idx, uint32_t n)
-{
-	uint32_t kept = 0;
-
-	for (uint32_t j = 0; j < n; j++) {
-		uint32_t i = idx[j];
-		const struct pkt_meta *meta = &b->meta[i];
-		enum dp_drop why;
-		int64_t vip = meta->kind == PKT_KIND_FRAGMENT ?
-			      viptab_lookup_fragment(st->viptab, &meta->key, &why) :
-			      viptab_lookup(st->viptab, &meta->key, &why);
-
-		if (vip < 0) {
-			if (unlikely(why == DP_DROP_NOT_VIP && is_bfd(w, meta)))
-				to_slow_path(w, b->pkts[i]);
-			else
-				drop(w, b->pkts[i], meta->kind == PKT_KIND_ICMP_ERROR ?
-						    DP_DROP_ICMP_BAD_INNER : why);
-			continue;
-		}
-		if (unlikely(source_martian(w, st, &meta->key))) {
-			drop(w, b->pkts[i], DP_DROP_BAD_SOURCE);
-			continue;
-		}
-		b->vip[i] = (uint32_t)vip;
-		idx[kept++] = i;
-	}
-	return kept;
-}
-
-/* Fragments and ICMP errors forwarded, for the counters. */
-static inline void
-count_kind(struct worker *w, const struct pkt_meta *meta)
-{
-	if (__builtin_expect(meta->kind == PKT_KIND_FLOW, 1))
-		return;
-	w->counters.event[DP_EVENT_FRAGMENTS] += meta->kind == PKT_KIND_FRAGMENT;
-	w->counters.event[DP_EVENT_ICMP_ERRORS] += meta->kind == PKT_KIND_ICMP_ERROR;
-}
-
-/* Flows no live entry carries, and provisional entries: the synced table,
- * then Maglev. Inline (see on_new()). */
-static inline __attribute__((always_inline)) void
-on_misses(struct worker *w, struct burst *b, const struct dp_state *st,
-	  const uint32_t *miss, uint32_t n_miss, uint32_t now_ms)
-{
-	struct synced_value sv[BURST];
-	const struct flow_key *keys[BURST], *input[BURST];
-	struct flow_key client[BURST];
-	/* inserted: a 512-bit filter of the hashes this burst inserted; with
-	 * 64 new flows a burst, one in 16 is looked up again (64 bits: one in 3) */
-	uint64_t hits = 0, hash[BURST], inserted[8] = { 0 };
-
-	/* Maglev's slots are random reads: hash every miss (together: the
-	 * hashes are independent) and fetch its slot before the first pick. */
-	for (uint32_t j = 0; j < n_miss; j++) {
-		keys[j] = b->keys[miss[j]];
-		input[j] = state_hash_input(st, b->vip[miss[j]], keys[j], &client[j]);
-	}
-	flow_key_hash_burst(input, n_miss, &st->seed, hash);
-	for (uint32_t j = 0; j < n_miss; j++)
-		state_maglev_prefetch(st, b->vip[miss[j]], hash[j]);
-	if (n_miss > 0)
-		hits = synced_lookup_burst(w->shared->synced, keys, n_miss, now_ms, sv);
-	for (uint32_t j = 0; j < n_miss; j++) {
-		uint32_t i = miss[j];
-		uint64_t bit = 1ull << (hash[j] & 63), *word = &inserted[hash[j] >> 6 & 7];
-		struct flowtab_entry *e;
-
-		/* An earlier miss of this burst may have inserted this key (a SYN
-		 * and its ACK in one burst: its filter bit is set) or recycled the
-		 * expired entry the burst lookup found: then look again. */
-		if (b->entries[i] != NULL || (*word & bit)) {
-			e = b->entries[i] = flowtab_lookup(w->flows, b->keys[i]);
-			if (e != NULL && !flowtab_expired(w->flows, e, now_ms)) {
-				/* a peer's entry beats a provisional guess */
-				if ((e->flags & FLOWTAB_FLAG_PROVISIONAL) && (hits >> j & 1) &&
-				    dest_usable(st, sv[j].dest, b->vip[i]))
-					adopt(w, b, st, i, e, &sv[j], now_ms);
-				else
-					revalidate(w, b, st, i, e, now_ms);
-				continue;
-			}
-		}
-		*word |= bit;
-		if ((hits >> j & 1) && dest_usable(st, sv[j].dest, b->vip[i]))
-			on_synced(w, b, st, i, &sv[j], now_ms);
-		else
-			on_new(w, b, st, i, hash[j], now_ms);
-	}
-}
-
-/*
- * Whether the packet of entry e, not EXPORTED, is to look at the synced
- * table: e is provisional (a peer's entry may have landed), at most once a
- * millisecond, so that a fast flow's first seconds do not all take the slow
- * path.
- */
-static inline bool
-provisional_due(const struct flowtab_entry *e, uint32_t now_ms)
-{
-	return (e->flags & FLOWTAB_FLAG_PROVISIONAL) && e->last_ms != now_ms;
-}
-
-/*
- * The fast path takes a live entry checked against the VIPs in force (its
- * user field holds the state's vip_gen) whose backend is up or draining,
- * unless it is provisional and due a synced lookup: no VIP lookup. An
- * EXPORTED entry (every established flow's, in the end) costs one flag test
- * more than before exports waited for the handshake; the others (a SYN's
- * handshake, an entry short of sync_after packets, a provisional one) two.
- * Everything else gets its VIP matched first.
- */
+/* Parse the burst, decide (fwd_burst()), then act: the records for syncd,
+ * then each packet in order, to TX, a drop or the control thread. */
 static void
 worker_burst(struct worker *w, const struct dp_state *st, struct rte_mbuf **pkts,
 	     uint16_t n, uint32_t now_ms)
 {
 	struct burst b;
-	uint32_t slow[BURST], n_slow = 0, miss[BURST], n_miss = 0, vip_gen = st->vip_gen;
+	const struct fwd_ctx c = {
+		.flows = w->flows, .counters = &w->counters, .dest = w->dest_counters,
+		.node = &w->shared->node, .synced_lookup = synced_lookup,
+		.synced_arg = w->shared->synced,
+	};
 
 	b.n = b.n_tx = b.n_made = 0;
 	export_batch_begin(&b.exp, w->export_ring, 2 * BURST);
 	b.tx_bytes = 0;
 	w->counters.event[DP_EVENT_RX_PACKETS] += n;
 	parse_burst(w, &b, pkts, n);
-	flowtab_lookup_burst_hint(w->flows, b.keys, b.n, b.entries, b.hint);
+	fwd_burst(&c, st, b.meta, b.n, now_ms, &b.out);
+	for (uint32_t k = 0; k < b.out.n_exports; k++)
+		export(w, &b, &b.out.exports[k]);
 	for (uint32_t i = 0; i < b.n; i++) {
-		struct flowtab_entry *e = b.entries[i];
+		uint32_t act = b.out.act[i];
 
-		if (e != NULL && e->user == vip_gen && dest_carries(st, e->backend) &&
-		    !flowtab_expired(w->flows, e, now_ms)) {
-			if (likely(e->flags & FLOWTAB_FLAG_EXPORTED)) {
-				count_kind(w, &b.meta[i]);
-				carry_as(w, &b, st, i, e, now_ms, true);
-				continue;
-			}
-			if (!provisional_due(e, now_ms)) {
-				count_kind(w, &b.meta[i]);
-				carry(w, &b, st, i, e, now_ms);
-				continue;
-			}
-		}
-		slow[n_slow++] = i;
-	}
-	w->counters.event[DP_EVENT_FLOW_HITS] += b.n - n_slow;
-	n_slow = match_vips(w, &b, st, slow, n_slow);
-	for (uint32_t j = 0; j < n_slow; j++) {
-		uint32_t i = slow[j];
-		struct flowtab_entry *e = b.entries[i];
-
-		count_kind(w, &b.meta[i]);
-		if (e != NULL && !flowtab_expired(w->flows, e, now_ms) &&
-		    !(e->flags & FLOWTAB_FLAG_PROVISIONAL))
-			revalidate(w, &b, st, i, e, now_ms);
+		if (likely(fwd_act_forwards(act)))
+			forward(w, &b, st, i, act);
+		else if (act == FWD_ACT_CONTROL)
+			to_slow_path(w, b.pkts[i]);
 		else
-			miss[n_miss++] = i;     /* provisional: with the misses */
+			drop(w, b.pkts[i], (enum dp_drop)(act - FWD_ACT_DROP));
 	}
-	on_misses(w, &b, st, miss, n_miss, now_ms);
 	transmit_burst(w, &b);
 	export_batch_end(&b.exp);
 }
@@ -1034,19 +683,23 @@ cache_port(struct worker *w, const struct dp_port *port)
 	w->mtu = port->mtu;
 }
 
+struct flows_create_arg {
+	struct worker *w;
+	struct flowtab_params p;
+};
+
 /*
  * Launched on the worker's lcore by worker_init(): the flow table of p, made
  * and touched there (the kernel places a page where it is first written: the
- * lcore's NUMA node). p->on_free_arg is the worker. 0 or -errno.
+ * lcore's NUMA node). 0 or -errno.
  */
 static int
 flows_create(void *arg)
 {
-	const struct flowtab_params *p = arg;
-	struct worker *w = p->on_free_arg;
+	struct flows_create_arg *a = arg;
 
-	w->flows = flowtab_create(p);
-	return w->flows != NULL ? 0 : -errno;
+	a->w->flows = flowtab_create(&a->p);
+	return a->w->flows != NULL ? 0 : -errno;
 }
 
 int
@@ -1054,7 +707,7 @@ worker_init(struct worker *w, unsigned id, unsigned lcore, int socket,
 	    struct dp_shared *shared, const struct flowtab_params *fp,
 	    uint32_t ring_entries, struct rte_mempool *pool)
 {
-	struct flowtab_params p = *fp;
+	struct flows_create_arg fa = { w, *fp };
 	char name[RTE_RING_NAMESIZE];
 	int rc;
 
@@ -1083,10 +736,10 @@ worker_init(struct worker *w, unsigned id, unsigned lcore, int socket,
 		worker_fini(w);
 		return -ENOMEM;
 	}
-	p.seed = rte_rand();
-	p.on_free = on_entry_free;
-	p.on_free_arg = w;
-	rc = rte_eal_remote_launch(flows_create, &p, lcore);
+	fa.p.seed = rte_rand();
+	fa.p.on_free = fwd_entry_freed;
+	fa.p.on_free_arg = w->dest_counters;
+	rc = rte_eal_remote_launch(flows_create, &fa, lcore);
 	if (rc == 0)
 		rc = rte_eal_wait_lcore(lcore);
 	if (rc < 0) {

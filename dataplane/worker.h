@@ -17,6 +17,7 @@
 #include "dataplane/core/counters.h"
 #include "dataplane/core/flow_key.h"
 #include "dataplane/core/flowtab.h"
+#include "dataplane/core/forward.h"
 #include "dataplane/port.h"
 
 struct dp_state;
@@ -32,13 +33,6 @@ enum worker_poll {
 };
 
 extern const char *const worker_poll_names[WORKER_POLL_MAX];
-
-enum export_event {
-	EXPORT_NEW = 0,             /* the worker made or took over the entry */
-	EXPORT_REFRESH,             /* still alive after the refresh interval */
-	EXPORT_CLOSE,               /* the client sent FIN or RST */
-	EXPORT_EVENT_MAX
-};
 
 /* A flow event for syncd, worker -> control thread. */
 struct export_rec {
@@ -59,8 +53,7 @@ struct dp_shared {
 	struct synced *synced;
 	struct rte_rcu_qsbr *rcu;
 	struct dp_port port;
-	uint8_t node_addr[2][16];   /* answered for in ARP/ND: [0] IPv4 [1] IPv6 */
-	bool has_node_addr[2];
+	struct fwd_node node;       /* answered for in ARP/ND */
 	enum worker_poll poll;
 	volatile bool stop;
 	uint64_t tsc_per_ms;
@@ -88,14 +81,6 @@ struct worker_req {
 	int32_t rc;
 };
 
-/* A worker's counters per destination (dest_counters). */
-enum { WORKER_DEST_PACKETS = 0, WORKER_DEST_BYTES, WORKER_DEST_NEW, WORKER_DEST_FLOWS,
-       WORKER_DEST_UNTRACKED, WORKER_DEST_SYNCED_HITS, WORKER_DEST_MAGLEV_PICKS,
-       WORKER_DEST_MAX,
-       WORKER_DEST_ROW = 8 };      /* counters a row: one cache line per destination */
-
-static_assert(WORKER_DEST_MAX <= WORKER_DEST_ROW, "a destination's counters fit its row");
-
 struct worker {
 	unsigned id;
 	unsigned lcore;
@@ -110,7 +95,7 @@ struct worker {
 	uint64_t req_seq, done_seq;     /* atomics */
 	/* [dest id]: packets, bytes, new flows, and the gauge of this worker's
 	 * entries that carry it (FLOWS: expired ones until freed) */
-	uint64_t (*dest_counters)[WORKER_DEST_ROW];
+	uint64_t (*dest_counters)[FWD_DEST_ROW];
 	uint32_t expire_ms;             /* when the expiry scan last ran */
 	uint32_t mtu;                   /* the port's, cached: fixed until restart */
 	uint16_t ip_id;                 /* next outer IPv4 ID without DF */

@@ -466,8 +466,8 @@ bfd_setup(void)
 {
 	setup_with(CONF_BFD);
 	shared.tsc_per_ms = rte_get_tsc_hz() / 1000;
-	memcpy(shared.node_addr[0], node4, 4);
-	shared.has_node_addr[0] = true;
+	memcpy(shared.node.addr[0], node4, 4);
+	shared.node.has_addr[0] = true;
 	ctl.neigh = neigh_create(64, NULL);
 	ck_assert_ptr_nonnull(ctl.neigh);
 	ck_assert_int_eq(control_bfd_start(&ctl), 0);
@@ -735,11 +735,11 @@ START_TEST(test_vip_list_pages)
 
 	/* traffic of v2's 8th backend, as a worker counts it */
 	id = s->vips[2].dests[7];
-	worker0.dest_counters[id][WORKER_DEST_PACKETS] = 11;
-	worker0.dest_counters[id][WORKER_DEST_BYTES] = 2200;
-	worker0.dest_counters[id][WORKER_DEST_NEW] = 3;
-	worker0.dest_counters[id][WORKER_DEST_FLOWS] = 2;
-	worker0.dest_counters[id][WORKER_DEST_UNTRACKED] = 1;
+	worker0.dest_counters[id][FWD_DEST_PACKETS] = 11;
+	worker0.dest_counters[id][FWD_DEST_BYTES] = 2200;
+	worker0.dest_counters[id][FWD_DEST_NEW] = 3;
+	worker0.dest_counters[id][FWD_DEST_FLOWS] = 2;
+	worker0.dest_counters[id][FWD_DEST_UNTRACKED] = 1;
 
 	list_page(0, true, true, &r);
 	ck_assert_uint_eq(r.vip_list.n_vips, 2);          /* v2 would pass the bound */

@@ -15,6 +15,8 @@
 
 #include <arpa/inet.h>
 
+#include "addr_parse.h"
+
 #define CLUSTER "cluster = { hash_seed = \"0123456789abcdef0123456789abcdef\"; };\n"
 #define NODE "node = { id = 1; address = \"198.18.0.10\"; address6 = \"2001:db8::10\"; };\n"
 #define PORTS "ports = ( { name = \"lan0\"; device = \"net_null0\"; } );\n"
@@ -71,18 +73,6 @@ void *
 __wrap_calloc(size_t n, size_t size)
 {
 	return alloc_fails() ? NULL : __real_calloc(n, size);
-}
-
-/* text (IPv4 or IPv6) as the state keeps addresses: 16 bytes, IPv4 in the
- * first 4, the rest 0. Returns its FLOW_FAMILY_. */
-static uint8_t
-addr_parse(const char *text, uint8_t out[16])
-{
-	bool v6 = strchr(text, ':') != NULL;
-
-	memset(out, 0, 16);
-	ck_assert_int_eq(inet_pton(v6 ? AF_INET6 : AF_INET, text, out), 1);
-	return v6 ? FLOW_FAMILY_IPV6 : FLOW_FAMILY_IPV4;
 }
 
 /* A neighbour table behind state_port.lookup_mac: what it knows, what it
